@@ -1,0 +1,1 @@
+"""nopfn matrix: build, boot and test the patched kernel per architecture."""

@@ -1,0 +1,97 @@
+"""python3 -m matrix: the main job (build, boot, test every architecture).
+
+  python3 -m matrix run [--arch a,b] [--variant V] [--user-tests DIR]
+                        [-- extra pytest args]
+  python3 -m matrix build [--arch a,b]      build only, print artifacts
+  python3 -m matrix list                    the architectures known
+"""
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+
+from . import archspec, deps
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+
+
+def cmd_list(_args) -> int:
+    for a in archspec.load_all().values():
+        kind = "boot" if a.bootable else "build-only"
+        print(f"{a.name:10} {kind:10} ARCH={a.kernel.arch} "
+              f"{a.kernel.cross_compile or '(native)'}")
+    return 0
+
+
+def cmd_build(args) -> int:
+    from .build import Builder
+    from .cache import Cache
+    arches = archspec.select(args.arch)
+    b = Builder(Cache(), args.variant,
+                pathlib.Path(args.user_tests) if args.user_tests else None,
+                not args.no_install)
+    rc = 0
+    for a in arches:
+        art = b.build(a)
+        print(f"{a.name}: kernel {art.kernel_image} initramfs "
+              f"{art.initramfs} steps {art.seconds}")
+        for step, err in art.errors.items():
+            rc = 1
+            print(f"{a.name}: {step} FAILED: {err}", file=sys.stderr)
+    return rc
+
+
+def cmd_run(args, extra: list[str]) -> int:
+    import pytest
+    try:
+        archspec.select(args.arch)
+    except archspec.ArchError as exc:
+        print(f"matrix: {exc}", file=sys.stderr)
+        return 2
+    argv = [str(REPO / "tests" / "test_matrix.py"), f"--arch={args.arch}",
+            "-q", "-p", "no:cacheprovider", "-o", "console_output_style=count"]
+    if args.variant:
+        argv.append(f"--variant={args.variant}")
+    if args.user_tests:
+        argv.append(f"--user-tests={args.user_tests}")
+    if args.results:
+        argv.append(f"--results={args.results}")
+    if args.no_install:
+        argv.append("--no-install")
+    return int(pytest.main(argv + extra))
+
+
+def main(argv: list[str]) -> int:
+    extra: list[str] = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, extra = argv[:i], argv[i + 1:]
+    ap = argparse.ArgumentParser(prog="matrix")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("run", "build"):
+        p = sub.add_parser(name)
+        p.add_argument("--arch", default="all")
+        p.add_argument("--variant", default="")
+        p.add_argument("--user-tests")
+        p.add_argument("--no-install", action="store_true")
+        if name == "run":
+            p.add_argument("--results")
+    sub.add_parser("list")
+    args = ap.parse_args(argv)
+    try:
+        if args.cmd == "list":
+            return cmd_list(args)
+        if args.cmd == "build":
+            return cmd_build(args)
+        return cmd_run(args, extra)
+    except archspec.ArchError as exc:
+        print(f"matrix: {exc}", file=sys.stderr)
+        return 2
+    except deps.MissingTools as exc:
+        print(f"matrix: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

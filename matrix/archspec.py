@@ -1,0 +1,166 @@
+"""One declarative file per architecture, under matrix/arches/.
+
+An architecture file says how to build the kernel (ARCH, cross prefix,
+config fragment, image), how to build user space for it (C compiler,
+where busybox comes from) and, for a bootable one, how QEMU starts it.
+Adding an architecture is adding one such file.
+"""
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+from typing import Any, Optional
+
+import yaml
+
+ARCH_DIR = pathlib.Path(__file__).resolve().parent / "arches"
+
+
+class ArchError(Exception):
+    """A bad architecture name or file, with what to do about it."""
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelSpec:
+    arch: str                 # the kernel's ARCH=
+    cross_compile: str        # CROSS_COMPILE= prefix ("" for native)
+    image: str                # path of the boot image inside the build dir
+    config: str               # config fragment for this architecture
+    toolchain: Optional[str]  # a compiler the matrix builds itself
+
+
+@dataclasses.dataclass(frozen=True)
+class UserSpec:
+    cc: str                   # C compiler for static test programs
+    busybox: str              # "debian" (busybox-static:ARCH) or "source"
+
+
+@dataclasses.dataclass(frozen=True)
+class QemuSpec:
+    binary: str
+    machine: str
+    cpu: str
+    memory: str
+    smp: int
+    console: str
+    cmdline: str
+    extra_args: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Arch:
+    name: str
+    path: pathlib.Path
+    kernel: KernelSpec
+    user: Optional[UserSpec]
+    qemu: Optional[QemuSpec]
+    module_params: dict[str, str]
+
+    @property
+    def bootable(self) -> bool:
+        return self.qemu is not None
+
+    @property
+    def debian_arch(self) -> str:
+        """Debian's name for this architecture (busybox-static:ARCH)."""
+        return DEBIAN_ARCH.get(self.name, self.name)
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What of this file feeds the kernel build (for its cache key)."""
+        return dataclasses.asdict(self.kernel)
+
+
+DEBIAN_ARCH = {"x86_64": "amd64", "arm64": "arm64", "riscv64": "riscv64",
+               "ia64": "ia64", "armhf": "armhf", "ppc64el": "ppc64el",
+               "s390x": "s390x"}
+
+
+def _need(d: dict, key: str, where: str) -> Any:
+    if key not in d:
+        raise ArchError(f"{where}: missing key '{key}'")
+    return d[key]
+
+
+def parse(path: pathlib.Path) -> Arch:
+    """Read and check one architecture file."""
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ArchError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ArchError(f"{path}: expected a mapping at top level")
+    where = str(path)
+    name = _need(raw, "name", where)
+    if name != path.stem:
+        raise ArchError(f"{path}: name '{name}' must match the file name")
+    known = {"name", "kernel", "userspace", "qemu", "module_params"}
+    unknown = set(raw) - known
+    if unknown:
+        raise ArchError(f"{path}: unknown keys {sorted(unknown)}; "
+                        f"known: {sorted(known)}")
+
+    k = _need(raw, "kernel", where)
+    kernel = KernelSpec(
+        arch=_need(k, "arch", where + ":kernel"),
+        cross_compile=k.get("cross_compile", "") or "",
+        image=_need(k, "image", where + ":kernel"),
+        config=k.get("config", "") or "",
+        toolchain=k.get("toolchain"),
+    )
+
+    user = None
+    if "userspace" in raw:
+        u = raw["userspace"]
+        user = UserSpec(cc=_need(u, "cc", where + ":userspace"),
+                        busybox=u.get("busybox", "debian"))
+        if user.busybox not in ("debian", "source"):
+            raise ArchError(f"{path}: userspace.busybox must be "
+                            f"'debian' or 'source', not '{user.busybox}'")
+
+    qemu = None
+    if "qemu" in raw:
+        q = raw["qemu"]
+        wq = where + ":qemu"
+        qemu = QemuSpec(binary=_need(q, "binary", wq),
+                        machine=_need(q, "machine", wq),
+                        cpu=_need(q, "cpu", wq),
+                        memory=str(_need(q, "memory", wq)),
+                        smp=int(q.get("smp", 1)),
+                        console=_need(q, "console", wq),
+                        cmdline=q.get("cmdline", "") or "",
+                        extra_args=q.get("extra_args", "") or "")
+        if user is None:
+            raise ArchError(f"{path}: a bootable architecture (qemu:) "
+                            "needs a userspace: section")
+
+    params = raw.get("module_params", {}) or {}
+    if not isinstance(params, dict):
+        raise ArchError(f"{path}: module_params must map module to params")
+    return Arch(name=name, path=path, kernel=kernel, user=user, qemu=qemu,
+                module_params={str(m): str(p) for m, p in params.items()})
+
+
+def load_all(arch_dir: pathlib.Path = ARCH_DIR) -> dict[str, Arch]:
+    """Every architecture file, by name, in a stable order."""
+    return {p.stem: parse(p) for p in sorted(arch_dir.glob("*.yaml"))}
+
+
+def select(names: Optional[str],
+           arch_dir: pathlib.Path = ARCH_DIR) -> list[Arch]:
+    """The architectures named in a comma list (all when None or "all")."""
+    arches = load_all(arch_dir)
+    if not names or names == "all":
+        return list(arches.values())
+    chosen = []
+    for n in (s.strip() for s in names.split(",")):
+        if not n:
+            continue
+        if n not in arches:
+            raise ArchError(f"unknown architecture '{n}'; known: "
+                            f"{', '.join(arches)} (one file each in "
+                            f"{arch_dir})")
+        chosen.append(arches[n])
+    if not chosen:
+        raise ArchError("no architecture selected; known: "
+                        + ", ".join(arches))
+    return chosen

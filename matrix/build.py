@@ -1,0 +1,101 @@
+"""Everything one architecture needs, built (or found in the cache)."""
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+import time
+from typing import Optional
+
+from . import cache as cachemod
+from . import deps, toolchain
+from .archspec import Arch
+from .kernel import KernelBuild, Tree
+from .log import BuildError
+from .userspace import (Modules, TestProgram, build_initramfs, build_modules,
+                        build_tests, busybox, describe, discover_tests)
+
+
+@dataclasses.dataclass
+class Artifacts:
+    arch: Arch
+    kernel_meta: Optional[dict] = None
+    kernel_image: Optional[pathlib.Path] = None
+    kernel_log: Optional[pathlib.Path] = None
+    modules: Optional[Modules] = None
+    programs: list[TestProgram] = dataclasses.field(default_factory=list)
+    initramfs: Optional[pathlib.Path] = None
+    errors: dict[str, BuildError] = dataclasses.field(default_factory=dict)
+    seconds: dict[str, float] = dataclasses.field(default_factory=dict)
+
+    def error(self, *steps: str) -> Optional[BuildError]:
+        for s in steps:
+            if s in self.errors:
+                return self.errors[s]
+        return None
+
+
+def expected_programs(user_dir: Optional[pathlib.Path]) -> list[TestProgram]:
+    """The test programs and their KTAP cases, known before any build."""
+    return [describe(n, s) for n, s in discover_tests(user_dir)]
+
+
+class Builder:
+    def __init__(self, cache: cachemod.Cache, variant: str = "",
+                 user_tests: Optional[pathlib.Path] = None,
+                 install: bool = True):
+        self.cache = cache
+        self.variant = variant
+        self.user_tests = user_tests
+        self.install = install
+        self._tree: Optional[Tree] = None
+
+    @property
+    def tree(self) -> Tree:
+        if self._tree is None:
+            self._tree = Tree(self.cache)
+        return self._tree
+
+    def build(self, arch: Arch) -> Artifacts:
+        """Build each step; a failed step is recorded, later ones skipped."""
+        art = Artifacts(arch)
+
+        def step(name: str, fn):
+            t0 = time.monotonic()
+            try:
+                return fn()
+            except BuildError as exc:
+                art.errors[name] = exc
+                return None
+            finally:
+                art.seconds[name] = round(time.monotonic() - t0, 3)
+
+        try:
+            deps.ensure([arch], install=self.install)
+        except deps.MissingTools as exc:
+            art.errors["kernel"] = BuildError(str(exc))
+            return art
+        except Exception as exc:  # apt-get failed
+            art.errors["kernel"] = BuildError(f"installing packages: {exc}")
+            return art
+
+        kb = step("kernel", lambda: KernelBuild(
+            arch, self.tree, self.cache,
+            toolchain.cross_prefix(arch, self.cache), self.variant))
+        if kb is not None:
+            art.kernel_meta = step("kernel", kb.ensure)
+            art.kernel_log = kb.entry.path / "build.log"
+        if art.kernel_meta is None:
+            return art
+        art.kernel_image = kb.image
+        art.modules = step("modules", lambda: build_modules(kb, self.cache))
+        if arch.user is None:
+            return art
+        progs = step("tests", lambda: build_tests(arch, self.tree, self.cache,
+                                                  self.user_tests))
+        art.programs = progs or []
+        bb = step("busybox", lambda: busybox(arch, self.cache))
+        if arch.bootable and bb is not None and art.modules is not None \
+                and progs is not None:
+            art.initramfs = step("initramfs", lambda: build_initramfs(
+                arch, self.cache, bb, art.modules, progs))
+        return art

@@ -1,0 +1,143 @@
+"""What the matrix needs from the machine, and how to get it.
+
+Every requirement is a command or a file together with the Debian
+package that provides it. A missing one is reported with the exact
+`apt-get install` line; when running as root with installation allowed,
+the matrix installs it itself.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+from typing import Iterable
+
+from .archspec import Arch
+
+
+@dataclasses.dataclass(frozen=True)
+class Need:
+    what: str        # command name, or absolute path of a file
+    package: str     # Debian package that provides it
+
+    def present(self) -> bool:
+        if self.what.startswith("/"):
+            return pathlib.Path(self.what).exists()
+        return shutil.which(self.what) is not None
+
+
+class MissingTools(Exception):
+    def __init__(self, missing: list[Need]):
+        self.missing = missing
+        pkgs = " ".join(sorted({n.package for n in missing}))
+        what = ", ".join(n.what for n in missing)
+        super().__init__(
+            f"missing: {what}\n  fix: apt-get update && "
+            f"apt-get install -y --no-install-recommends {pkgs}\n"
+            f"  (or run ./matrix/setup as root)")
+
+
+HOST = [
+    Need("make", "make"), Need("gcc", "gcc"), Need("g++", "g++"),
+    Need("flex", "flex"), Need("bison", "bison"), Need("bc", "bc"),
+    Need("perl", "perl"), Need("xz", "xz-utils"), Need("patch", "patch"),
+    Need("rsync", "rsync"), Need("ccache", "ccache"),
+    Need("/usr/include/libelf.h", "libelf-dev"),
+    Need("/usr/include/openssl/ssl.h", "libssl-dev"),
+    Need("/usr/src/linux-source-6.1.tar.xz", "linux-source-6.1"),
+    Need("dpkg-source", "dpkg-dev"),
+    Need("apt-get", "apt"),
+]
+
+PYTHON = [
+    Need("/usr/lib/python3/dist-packages/labgrid", "python3-labgrid"),
+    Need("/usr/lib/python3/dist-packages/pytest", "python3-pytest"),
+    Need("/usr/lib/python3/dist-packages/yaml", "python3-yaml"),
+]
+
+# Cross compiler -> (compiler package, static libc package, libc.a path)
+CROSS = {
+    "aarch64-linux-gnu-": ("gcc-aarch64-linux-gnu", "libc6-dev-arm64-cross"),
+    "riscv64-linux-gnu-": ("gcc-riscv64-linux-gnu", "libc6-dev-riscv64-cross"),
+    "arm-linux-gnueabihf-": ("gcc-arm-linux-gnueabihf",
+                             "libc6-dev-armhf-cross"),
+    "powerpc64le-linux-gnu-": ("gcc-powerpc64le-linux-gnu",
+                               "libc6-dev-ppc64el-cross"),
+    "s390x-linux-gnu-": ("gcc-s390x-linux-gnu", "libc6-dev-s390x-cross"),
+}
+
+QEMU = {
+    "qemu-system-x86_64": "qemu-system-x86",
+    "qemu-system-aarch64": "qemu-system-arm",
+    "qemu-system-arm": "qemu-system-arm",
+    "qemu-system-riscv64": "qemu-system-misc",
+    "qemu-system-ppc64": "qemu-system-ppc",
+    "qemu-system-s390x": "qemu-system-misc",
+}
+
+IA64_GCC = [
+    Need("ia64-linux-gnu-as", "binutils-ia64-linux-gnu"),
+    Need("/usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz", "gcc-12-source"),
+    Need("/usr/include/gmp.h", "libgmp-dev"),
+    Need("/usr/include/mpfr.h", "libmpfr-dev"),
+    Need("/usr/include/mpc.h", "libmpc-dev"),
+]
+
+
+def for_arch(arch: Arch) -> list[Need]:
+    needs: list[Need] = []
+    k = arch.kernel
+    if k.toolchain == "ia64-gcc":
+        needs += IA64_GCC
+    elif k.cross_compile:
+        pkg, _ = CROSS.get(k.cross_compile, (None, None))
+        needs.append(Need(k.cross_compile + "gcc",
+                          pkg or f"gcc-{k.cross_compile.rstrip('-')}"))
+    if arch.user is not None:
+        prefix = arch.user.cc[:-len("gcc")]
+        if prefix in CROSS:
+            needs.append(Need(f"/usr/{prefix.rstrip('-')}/lib/libc.a",
+                              CROSS[prefix][1]))
+        elif not prefix:
+            needs.append(Need("/usr/lib/x86_64-linux-gnu/libc.a",
+                              "libc6-dev"))
+    if arch.qemu is not None:
+        q = arch.qemu.binary
+        needs.append(Need(q, QEMU.get(q, "qemu-system")))
+        needs.append(Need("/usr/share/qemu/opensbi-riscv64-generic-"
+                          "fw_dynamic.bin", "qemu-system-data"))
+    return needs
+
+
+def missing(needs: Iterable[Need]) -> list[Need]:
+    seen, out = set(), []
+    for n in needs:
+        if n.what not in seen and not n.present():
+            out.append(n)
+        seen.add(n.what)
+    return out
+
+
+def ensure(arches: Iterable[Arch], install: bool = True) -> None:
+    """Check every requirement; install what is missing when allowed."""
+    needs = HOST + PYTHON
+    for a in arches:
+        needs += for_arch(a)
+    gone = missing(needs)
+    if not gone:
+        return
+    if install and os.geteuid() == 0:
+        pkgs = sorted({n.package for n in gone})
+        print(f"matrix: installing {' '.join(pkgs)}", file=sys.stderr)
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        subprocess.run(["apt-get", "update", "-q"], check=True, env=env,
+                       stdout=subprocess.DEVNULL)
+        subprocess.run(["apt-get", "install", "-y", "-q",
+                        "--no-install-recommends", *pkgs], check=True,
+                       env=env, stdout=subprocess.DEVNULL)
+        gone = missing(gone)
+    if gone:
+        raise MissingTools(gone)

@@ -1,0 +1,125 @@
+"""A parser for KTAP (and the TAP 13 that kselftest_harness.h prints).
+
+Reads the lines of one program's output and returns its plan and test
+results, each with the diagnostic lines printed since the previous
+result. Nested (indented) subtests are kept under their parent.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Iterable, Optional
+
+PASS, FAIL, SKIP, XFAIL, ERROR = "pass", "fail", "skip", "xfail", "error"
+
+_VERSION = re.compile(r"^(K?TAP) version (\d+)")
+_PLAN = re.compile(r"^1\.\.(\d+)")
+_RESULT = re.compile(r"^(not ok|ok) (\d+)(?: -)? ?([^#]*?)\s*(?:#\s*(.*))?$")
+
+
+@dataclasses.dataclass
+class Result:
+    number: int
+    name: str
+    status: str
+    directive: str = ""
+    diagnostics: list[str] = dataclasses.field(default_factory=list)
+    subtests: list["Result"] = dataclasses.field(default_factory=list)
+    t: Optional[float] = None       # when the line arrived, if known
+    started: Optional[float] = None  # when the test's first line arrived
+
+
+@dataclasses.dataclass
+class Report:
+    version: Optional[str] = None
+    plan: Optional[int] = None
+    results: list[Result] = dataclasses.field(default_factory=list)
+    bail_out: Optional[str] = None
+    problems: list[str] = dataclasses.field(default_factory=list)
+
+    def by_name(self) -> dict[str, Result]:
+        return {r.name: r for r in self.results}
+
+    @property
+    def complete(self) -> bool:
+        return (self.plan is not None and len(self.results) == self.plan
+                and self.bail_out is None)
+
+
+def _status(ok: str, directive: str) -> str:
+    d = directive.upper()
+    if d.startswith("SKIP"):
+        return SKIP
+    if d.startswith("XFAIL"):
+        return XFAIL
+    if ok == "ok":
+        return PASS
+    if d.startswith("ERROR") or d.startswith("error"):
+        return ERROR
+    return FAIL
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def parse(lines: Iterable, level: int = 0) -> Report:
+    """Parse KTAP. lines: strings, or (time, string) pairs."""
+    items = [(x if isinstance(x, tuple) else (None, x)) for x in lines]
+    return _parse(items, 0)
+
+
+def _parse(items: list[tuple[Optional[float], str]], indent: int) -> Report:
+    rep = Report()
+    pending: list[str] = []
+    started: Optional[float] = None
+    nested: list[tuple[Optional[float], str]] = []
+    for t, raw in items:
+        line = raw.rstrip("\r\n")
+        if line.strip() and _indent(line) > indent and (
+                _RESULT.match(line.strip()) or _PLAN.match(line.strip())
+                or _VERSION.match(line.strip())):
+            nested.append((t, line))
+            continue
+        body = line[indent:] if _indent(line) >= indent else line.lstrip()
+        if started is None and body.strip():
+            started = t
+        m = _VERSION.match(body)
+        if m:
+            rep.version = f"{m.group(1)} {m.group(2)}"
+            continue
+        m = _PLAN.match(body)
+        if m:
+            if rep.plan is not None:
+                rep.problems.append(f"second plan line: {body}")
+            rep.plan = int(m.group(1))
+            continue
+        if body.startswith("Bail out!"):
+            rep.bail_out = body[len("Bail out!"):].strip()
+            continue
+        m = _RESULT.match(body)
+        if m:
+            directive = (m.group(4) or "").strip()
+            res = Result(number=int(m.group(2)), name=m.group(3).strip(),
+                         status=_status(m.group(1), directive),
+                         directive=directive, diagnostics=pending, t=t,
+                         started=started)
+            if nested:
+                sub = _parse(nested, _indent(nested[0][1]))
+                res.subtests = sub.results
+                nested = []
+            expected = len(rep.results) + 1
+            if res.number != expected:
+                rep.problems.append(f"test number {res.number}, expected "
+                                    f"{expected}")
+            rep.results.append(res)
+            pending, started = [], None
+            continue
+        if nested:
+            nested.append((t, line))
+            continue
+        pending.append(body)
+    if rep.plan is not None and len(rep.results) != rep.plan:
+        rep.problems.append(f"plan 1..{rep.plan} but {len(rep.results)} "
+                            "results")
+    return rep

@@ -1,0 +1,45 @@
+"""Running build commands with their output in a log file."""
+from __future__ import annotations
+
+import pathlib
+import subprocess
+from typing import Optional, Sequence
+
+
+class BuildError(Exception):
+    """A build step failed; carries the log that says why."""
+
+    def __init__(self, message: str, log: Optional[pathlib.Path] = None):
+        self.log = log
+        super().__init__(message)
+
+    def tail(self, lines: int = 40) -> str:
+        if self.log is None or not self.log.exists():
+            return ""
+        text = self.log.read_text(errors="replace").splitlines()
+        return "\n".join(text[-lines:])
+
+    def __str__(self) -> str:
+        msg = super().__str__()
+        if self.log is not None:
+            msg += f"\n  log: {self.log}\n{self.tail()}"
+        return msg
+
+
+def run_logged(cmd: Sequence[str], log: pathlib.Path, *, what: str,
+               env: Optional[dict] = None,
+               cwd: Optional[pathlib.Path] = None) -> None:
+    """Run cmd, appending its output to log; BuildError if it fails."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a") as f:
+        f.write(f"$ {' '.join(map(str, cmd))}\n")
+        f.flush()
+        try:
+            rc = subprocess.run(list(map(str, cmd)), stdout=f,
+                                stderr=subprocess.STDOUT, env=env,
+                                cwd=cwd).returncode
+        except OSError as exc:
+            raise BuildError(f"{what}: cannot run {cmd[0]}: {exc}",
+                             log) from exc
+    if rc != 0:
+        raise BuildError(f"{what} failed (exit {rc})", log)

@@ -1,0 +1,287 @@
+"""pytest plugin: the matrix as pytest items, one guest per architecture.
+
+Items are generated per architecture from the architecture files and the
+test sources (no build is needed to collect), and ordered so that each
+architecture's items run together: builds, boot, module loads, the C
+tests' KTAP cases, module unloads, and the kernel log scan last. Only one
+guest runs at a time; a guest that hangs or dies is killed, its items
+fail with its console log, and the next item boots a fresh one.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import re
+import time
+from typing import Optional
+
+import pytest
+
+from . import archspec, cache as cachemod, kernlog, ktap, results
+from .build import Artifacts, Builder, expected_programs
+from .guest import Guest, GuestError, Output, qemu_version
+from .log import BuildError
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+EXPECTED_WARNINGS = REPO / "tests" / "guest" / "expected-warnings.txt"
+MAX_BOOTS = 3
+
+
+def pytest_addoption(parser):
+    g = parser.getgroup("matrix", "nopfn architecture matrix")
+    g.addoption("--arch", default=os.environ.get("NOPFN_ARCH", "all"),
+                help="comma list of architectures (default: all files in "
+                "matrix/arches/)")
+    g.addoption("--variant", default="", help="extra config fragment "
+                "kernel/config/VARIANT.config (e.g. debug)")
+    g.addoption("--user-tests", default=None, help="folder of extra C test "
+                "sources (KTAP or plain exit status) for every guest")
+    g.addoption("--results", default=None, help="results folder (default "
+                "results/<date>-<pid>)")
+    g.addoption("--test-timeout", type=float, default=60.0,
+                help="seconds a guest test may stay silent before the "
+                "guest is killed")
+    g.addoption("--boot-timeout", type=int, default=60)
+    g.addoption("--no-install", action="store_true",
+                help="report missing packages instead of installing them")
+
+
+def module_names() -> list[str]:
+    """Modules that driver/Kbuild declares (obj-m += name.o)."""
+    kbuild = REPO / "driver" / "Kbuild"
+    if not kbuild.exists():
+        return []
+    names = []
+    for m in re.finditer(r"^obj-m\s*[+:]?=\s*(.+)$", kbuild.read_text(),
+                         re.M):
+        names += [w[:-2] for w in m.group(1).split() if w.endswith(".o")]
+    return names
+
+
+@dataclasses.dataclass
+class ProgramRun:
+    output: Optional[Output] = None
+    report: Optional[ktap.Report] = None
+    error: str = ""
+
+
+@dataclasses.dataclass
+class ArchState:
+    arch: archspec.Arch
+    artifacts: Optional[Artifacts] = None
+    guest: Optional[Guest] = None
+    boot_error: str = ""
+    boots: int = 0
+    boot_times: list[float] = dataclasses.field(default_factory=list)
+    guest_seconds: float = 0.0
+    module_load: dict[str, Output] = dataclasses.field(default_factory=dict)
+    runs: dict[str, ProgramRun] = dataclasses.field(default_factory=dict)
+    tests: dict[str, dict] = dataclasses.field(default_factory=dict)
+    kernel_version: str = ""
+
+
+class Matrix:
+    def __init__(self, config):
+        self.config = config
+        opt = config.getoption
+        try:
+            self.arches = archspec.select(opt("--arch"))
+        except archspec.ArchError as exc:
+            raise pytest.UsageError(str(exc)) from exc
+        user = opt("--user-tests")
+        self.user_tests = pathlib.Path(user).resolve() if user else None
+        self.programs = expected_programs(self.user_tests)
+        self.modules = module_names()
+        self.builder = Builder(cachemod.Cache(), opt("--variant"),
+                               self.user_tests, not opt("--no-install"))
+        self.test_timeout = opt("--test-timeout")
+        self.boot_timeout = opt("--boot-timeout")
+        self.results = results.ResultsDir.create(opt("--results"))
+        self.expected = kernlog.load_expected(EXPECTED_WARNINGS)
+        self.state = {a.name: ArchState(a) for a in self.arches}
+        self.current: Optional[ArchState] = None
+        self.t0 = time.monotonic()
+
+    # ------------------------------------------------------------- builds
+    def artifacts(self, name: str) -> Artifacts:
+        st = self.state[name]
+        if st.artifacts is None:
+            st.artifacts = self.builder.build(st.arch)
+        return st.artifacts
+
+    # ------------------------------------------------------------- guests
+    def guest(self, name: str) -> Guest:
+        st = self.state[name]
+        if self.current is not None and self.current is not st:
+            self._stop(self.current)
+        self.current = st
+        if st.guest is not None and st.guest.alive:
+            return st.guest
+        if st.boot_error:
+            raise GuestError(f"guest did not boot earlier: {st.boot_error}")
+        if st.boots >= MAX_BOOTS:
+            raise GuestError(f"{name}: guest died {st.boots} times; "
+                             "not booting it again")
+        art = self.artifacts(name)
+        err = art.error("kernel", "modules", "tests", "busybox", "initramfs")
+        if err is not None or art.initramfs is None:
+            st.boot_error = f"nothing to boot: {err}"
+            raise GuestError(st.boot_error)
+        st.boots += 1
+        workdir = self.results.arch_dir(name) / f"boot{st.boots}"
+        g = Guest(st.arch, art.kernel_image, art.initramfs, workdir,
+                  self.boot_timeout)
+        st.guest = g
+        st.runs.clear()
+        try:
+            st.boot_times.append(g.boot())
+        except GuestError as exc:
+            st.boot_error = str(exc)
+            st.guest_seconds += g.busy_seconds
+            raise
+        st.kernel_version = g.check("cat /proc/version").strip()
+        self._load_modules(st, g)
+        return g
+
+    def _load_modules(self, st: ArchState, g: Guest) -> None:
+        params = st.arch.module_params
+        for name in self.modules:
+            st.module_load[name] = g.run(
+                f"insmod /modules/{name}.ko {params.get(name, '')}",
+                timeout=self.test_timeout)
+
+    def _stop(self, st: ArchState) -> None:
+        if st.guest is not None:
+            st.guest.stop()
+            st.guest_seconds += st.guest.boot_seconds + st.guest.busy_seconds
+            st.guest.boot_seconds = st.guest.busy_seconds = 0.0
+
+    def stop_all(self) -> None:
+        for st in self.state.values():
+            self._stop(st)
+
+    def run_program(self, name: str, prog) -> ProgramRun:
+        st = self.state[name]
+        g = self.guest(name)
+        if prog.name in st.runs:
+            return st.runs[prog.name]
+        run = ProgramRun()
+        st.runs[prog.name] = run
+        n = max(1, len(prog.cases))
+        try:
+            run.output = g.run(f"/tests/{prog.name}",
+                               timeout=self.test_timeout * (n + 1),
+                               line_timeout=self.test_timeout)
+            run.report = ktap.parse([(ln.t, ln.text)
+                                     for ln in run.output.lines])
+        except GuestError as exc:
+            run.error = str(exc)
+        return run
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(MatrixHooks(config), "nopfn-matrix")
+
+
+class MatrixHooks:
+    def __init__(self, config):
+        self.config = config
+        self.matrix: Optional[Matrix] = None
+
+    def get(self) -> Matrix:
+        if self.matrix is None:
+            self.matrix = Matrix(self.config)
+        return self.matrix
+
+    def pytest_generate_tests(self, metafunc):
+        if "arch" not in metafunc.fixturenames:
+            return
+        m = self.get()
+        boot_only = getattr(metafunc.function, "needs_guest", False)
+        arches = [a for a in m.arches if a.bootable or not boot_only]
+        user_only = getattr(metafunc.function, "needs_user", False)
+        if user_only:
+            arches = [a for a in arches if a.user is not None]
+        combos = []
+        for a in arches:
+            if "case" in metafunc.fixturenames:
+                for p in m.programs:
+                    for c in p.cases:
+                        combos.append((a.name, p.name, c))
+            elif "program" in metafunc.fixturenames:
+                for p in m.programs:
+                    combos.append((a.name, p.name))
+            elif "module" in metafunc.fixturenames:
+                for mod in m.modules:
+                    combos.append((a.name, mod))
+            else:
+                combos.append((a.name,))
+        names = [n for n in ("arch", "program", "case", "module")
+                 if n in metafunc.fixturenames]
+        ids = ["-".join(c) for c in combos]
+        metafunc.parametrize(",".join(names),
+                             [c if len(c) > 1 else c[0] for c in combos],
+                             ids=ids)
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        m = self.get()
+        order = {a.name: i for i, a in enumerate(m.arches)}
+        prog_order = {p.name: i for i, p in enumerate(m.programs)}
+
+        def key(item):
+            params = getattr(item, "callspec", None)
+            params = params.params if params else {}
+            phase = getattr(item.function, "phase", 0)
+            return (order.get(params.get("arch"), -1), phase,
+                    prog_order.get(params.get("program"), 0),
+                    getattr(item.function, "subphase", 0))
+        items.sort(key=key)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        rep = outcome.get_result()
+        params = getattr(item, "callspec", None)
+        arch = params.params.get("arch") if params else None
+        if arch is None or self.matrix is None:
+            return
+        st = self.matrix.state.get(arch)
+        if rep.failed and st is not None and st.guest is not None:
+            rep.sections.append((f"console log of the {arch} guest "
+                                 f"({st.guest.transcript})",
+                                 st.guest.console_tail()))
+        if rep.when == "call" or (rep.when == "setup" and not rep.passed):
+            dur = dict(item.user_properties).get("guest_seconds",
+                                                 rep.duration)
+            st.tests[item.name] = {"status": rep.outcome,
+                                   "duration": round(dur, 4),
+                                   "nodeid": item.nodeid}
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        if self.matrix is None:
+            return
+        m = self.matrix
+        m.stop_all()
+        results.write(m, time.monotonic() - m.t0)
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if self.matrix is None:
+            return
+        for line in results.summary_lines(self.matrix):
+            terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="session")
+def matrix(request) -> Matrix:
+    return request.config.pluginmanager.get_plugin("nopfn-matrix").get()
+
+
+def phase(n: int, sub: int = 0, guest: bool = False, user: bool = False):
+    """Decorator: where an item runs within its architecture's group."""
+    def mark(fn):
+        fn.phase, fn.subphase = n, sub
+        fn.needs_guest, fn.needs_user = guest, user
+        return fn
+    return mark
+

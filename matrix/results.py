@@ -1,0 +1,127 @@
+"""The results folder of a run: JUnit XML, a JSON file per architecture."""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import pathlib
+import subprocess
+from typing import Optional, TYPE_CHECKING
+
+from .guest import qemu_version
+
+if TYPE_CHECKING:
+    from .plugin import Matrix
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+DEFAULT_ROOT = REPO / "results"
+
+
+class ResultsDir:
+    def __init__(self, path: pathlib.Path):
+        self.path = path
+        path.mkdir(parents=True, exist_ok=True)
+
+    @classmethod
+    def create(cls, where: Optional[str]) -> "ResultsDir":
+        if where:
+            return cls(pathlib.Path(where).resolve())
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        rd = cls(DEFAULT_ROOT / f"{stamp}-{os.getpid()}")
+        latest = DEFAULT_ROOT / "latest"
+        tmp = DEFAULT_ROOT / f".latest-{os.getpid()}"
+        try:
+            tmp.unlink(missing_ok=True)
+            tmp.symlink_to(rd.path.name)
+            os.replace(tmp, latest)
+        except OSError:
+            pass
+        return rd
+
+    def arch_dir(self, arch: str) -> pathlib.Path:
+        d = self.path / arch
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+
+def git_commit() -> str:
+    r = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"],
+                       capture_output=True, text=True)
+    return r.stdout.strip() if r.returncode == 0 else "unknown"
+
+
+def arch_record(m: "Matrix", name: str) -> dict:
+    st = m.state[name]
+    art = st.artifacts
+    km = (art.kernel_meta or {}) if art else {}
+    failed = [t for t, r in st.tests.items() if r["status"] == "failed"]
+    if not st.tests:
+        status = "not run"
+    elif failed:
+        status = "failed"
+    elif not st.arch.bootable:
+        status = "build-only"
+    else:
+        status = "passed"
+    rec = {
+        "arch": name,
+        "bootable": st.arch.bootable,
+        "status": status,
+        "kernel": {
+            "release": km.get("release"),
+            "version": st.kernel_version or None,
+            "build_seconds": km.get("build_seconds"),
+            "cached": bool(km.get("cached")),
+            "config_sha": km.get("config_sha"),
+            "compiler": km.get("compiler"),
+            "key": km.get("key"),
+        },
+        "build_step_seconds": art.seconds if art else {},
+        "build_errors": {k: str(v) for k, v in art.errors.items()}
+        if art else {},
+        "qemu_version": qemu_version(st.arch.qemu.binary)
+        if st.arch.qemu else None,
+        "boots": st.boots,
+        "boot_seconds": [round(b, 3) for b in st.boot_times],
+        "guest_seconds": round(st.guest_seconds, 3),
+        "tests": st.tests,
+        "counts": {s: sum(1 for r in st.tests.values() if r["status"] == s)
+                   for s in ("passed", "failed", "skipped")},
+    }
+    return rec
+
+
+def write(m: "Matrix", wall: float) -> None:
+    summary = {"wall_seconds": round(wall, 3), "commit": git_commit(),
+               "arches": {}, "results": str(m.results.path)}
+    for name in m.state:
+        rec = arch_record(m, name)
+        (m.results.arch_dir(name) / "result.json").write_text(
+            json.dumps(rec, indent=1, sort_keys=True))
+        (m.results.path / f"{name}.json").write_text(
+            json.dumps(rec, indent=1, sort_keys=True))
+        summary["arches"][name] = {k: rec[k] for k in
+                                   ("status", "guest_seconds", "counts")}
+    guest = sum(a["guest_seconds"] for a in summary["arches"].values())
+    summary["guest_seconds"] = round(guest, 3)
+    summary["overhead_seconds"] = round(wall - guest, 3)
+    (m.results.path / "summary.json").write_text(
+        json.dumps(summary, indent=1, sort_keys=True))
+    m.summary = summary
+
+
+def summary_lines(m: "Matrix") -> list[str]:
+    s = getattr(m, "summary", None)
+    if not s:
+        return []
+    out = ["", "nopfn matrix:"]
+    for name, a in s["arches"].items():
+        c = a["counts"]
+        out.append(f"  {name:8} {a['status']:10} {c['passed']} passed, "
+                   f"{c['failed']} failed, {c['skipped']} skipped; guest "
+                   f"{a['guest_seconds']:.2f} s")
+    out.append(f"  wall {s['wall_seconds']:.2f} s, guests "
+               f"{s['guest_seconds']:.2f} s, harness "
+               f"{s['overhead_seconds']:.2f} s")
+    out.append(f"  results: {s['results']}")
+    return out

@@ -1,0 +1,50 @@
+"""Compilers: Debian's cross gcc, or one the matrix builds (ia64)."""
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import time
+
+from . import cache as cachemod
+from .archspec import Arch
+from .log import BuildError, run_logged
+
+HERE = pathlib.Path(__file__).resolve().parent
+SCRIPTS = {"ia64-gcc": HERE / "toolchains" / "ia64-gcc.sh"}
+VERSION_OF = {"ia64-gcc": ["gcc-12-source", "binutils-ia64-linux-gnu"]}
+
+
+def _package_versions(pkgs: list[str]) -> list[str]:
+    out = subprocess.run(["dpkg-query", "-W", "-f", "${Package}=${Version}\n",
+                          *pkgs], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise BuildError(f"packages missing: {' '.join(pkgs)}; run: "
+                         f"apt-get install {' '.join(pkgs)}")
+    return out.stdout.split()
+
+
+def cross_prefix(arch: Arch, cache: cachemod.Cache) -> str:
+    """The CROSS_COMPILE prefix for the arch's kernel, building if needed."""
+    k = arch.kernel
+    if not k.toolchain:
+        return k.cross_compile
+    script = SCRIPTS.get(k.toolchain)
+    if script is None:
+        raise BuildError(f"{arch.path}: unknown toolchain '{k.toolchain}'; "
+                         f"known: {', '.join(SCRIPTS)}")
+    inputs = {"script": cachemod.file_checksum(script),
+              "packages": _package_versions(VERSION_OF[k.toolchain])}
+    entry = cache.entry("toolchains", k.toolchain, inputs)
+    gcc = f"bin/{k.cross_compile}gcc"
+    with entry.lock():
+        if not entry.valid():
+            entry.reset()
+            prefix = entry.path / "install"
+            with cache.heavy():
+                t0 = time.monotonic()
+                run_logged([str(script), str(prefix)], entry.path / "build.log",
+                           what=f"building the {k.toolchain} cross compiler "
+                           "(about 13 minutes on 2 cores, cached afterwards)")
+            entry.complete([f"install/{gcc}"],
+                           build_seconds=round(time.monotonic() - t0, 1))
+    return str(entry.path / "install" / "bin" / k.cross_compile)

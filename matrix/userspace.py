@@ -1,0 +1,353 @@
+"""What goes into a guest: busybox, the modules, the C tests, an initramfs."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import time
+from typing import Optional
+
+from . import cache as cachemod
+from . import cpio
+from .archspec import Arch
+from .kernel import KernelBuild, Tree, compiler_id, warnings_in
+from .log import BuildError, run_logged
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+DRIVER_DIR = REPO / "driver"
+GUEST_TESTS = REPO / "tests" / "guest"
+INIT = pathlib.Path(__file__).resolve().parent / "guest" / "init"
+APT_SOURCES = pathlib.Path("/etc/apt/sources.list.d/debian.sources")
+
+# Applets linked in the initramfs; busybox --install is not needed.
+APPLETS = """sh ash cat cp dd dmesg echo env false grep head insmod kill ls
+lsmod mkdir mknod modprobe mount poweroff printf ps reboot rm rmmod sed
+setsid cttyhack sleep sync tail tee test time timeout true umount uname
+wc xargs awk cut sort uniq expr seq date id stat chmod ln tr""".split()
+
+
+# ----------------------------------------------------------------- busybox
+
+class PrivateApt:
+    """apt-get with its own lists and sources, for foreign architectures.
+
+    The machine's apt setup is left as it is: no dpkg --add-architecture,
+    no deb-src line added to the system's sources.
+    """
+
+    def __init__(self, cache: cachemod.Cache):
+        self.root = cache.root / "apt"
+
+    def _opts(self) -> list[str]:
+        r = self.root
+        return ["-o", f"Dir::Etc::SourceList={r}/sources.list",
+                "-o", "Dir::Etc::SourceParts=-",
+                "-o", f"Dir::State::Lists={r}/lists",
+                "-o", f"Dir::Cache={r}/cache",
+                "-o", "APT::Architectures::=amd64",
+                "-o", "APT::Architectures::=arm64",
+                "-o", "APT::Architectures::=armhf",
+                "-o", "APT::Architectures::=ppc64el",
+                "-o", "APT::Architectures::=s390x",
+                "-o", "Debug::NoLocking=1"]
+
+    def _sources(self) -> str:
+        """deb and deb-src lines for the machine's Debian mirrors."""
+        lines = []
+        text = APT_SOURCES.read_text() if APT_SOURCES.exists() else ""
+        for stanza in text.split("\n\n"):
+            fields = {}
+            for line in stanza.splitlines():
+                if ":" in line and not line.startswith("#"):
+                    k, v = line.split(":", 1)
+                    fields[k.strip()] = v.strip()
+            if "URIs" not in fields:
+                continue
+            signed = fields.get("Signed-By")
+            opt = f"[signed-by={signed}] " if signed else ""
+            for suite in fields.get("Suites", "").split():
+                for kind in ("deb", "deb-src"):
+                    lines.append(f"{kind} {opt}{fields['URIs']} {suite} "
+                                 f"{fields.get('Components', 'main')}")
+        if not lines:
+            lines = ["deb http://deb.debian.org/debian bookworm main",
+                     "deb-src http://deb.debian.org/debian bookworm main"]
+        return "\n".join(lines) + "\n"
+
+    def update(self, log: pathlib.Path) -> None:
+        stamp = self.root / "updated"
+        if stamp.exists() and time.time() - stamp.stat().st_mtime < 86400:
+            return
+        (self.root / "lists" / "partial").mkdir(parents=True, exist_ok=True)
+        (self.root / "cache" / "archives" / "partial").mkdir(parents=True,
+                                                             exist_ok=True)
+        (self.root / "sources.list").write_text(self._sources())
+        run_logged(["apt-get", *self._opts(), "update"], log,
+                   what="apt-get update (private lists for foreign "
+                   "architectures)")
+        stamp.touch()
+
+    def run(self, args: list[str], log: pathlib.Path, cwd: pathlib.Path,
+            what: str) -> None:
+        self.update(log)
+        run_logged(["apt-get", *self._opts(), *args], log, cwd=cwd, what=what)
+
+
+def busybox(arch: Arch, cache: cachemod.Cache) -> pathlib.Path:
+    """A static busybox binary for the architecture."""
+    assert arch.user is not None
+    how = arch.user.busybox
+    inputs = {"arch": arch.debian_arch, "how": how}
+    if how == "source":
+        inputs["cc"] = compiler_id(arch.user.cc)
+    entry = cache.entry("busybox", arch.name, inputs)
+    with entry.lock():
+        if entry.valid():
+            return entry.path / "busybox"
+        entry.reset()
+        log = entry.path / "build.log"
+        apt = PrivateApt(cache)
+        work = entry.path / "work"
+        work.mkdir()
+        if how == "debian":
+            apt.run(["download", f"busybox-static:{arch.debian_arch}"], log,
+                    work, what=f"downloading busybox-static:"
+                    f"{arch.debian_arch}")
+            deb = next(work.glob("busybox-static_*.deb"))
+            run_logged(["dpkg-deb", "-x", str(deb), str(work / "x")], log,
+                       what="unpacking busybox-static")
+            shutil.copy2(work / "x/bin/busybox", entry.path / "busybox")
+            version = deb.name
+        else:
+            apt.run(["source", "--download-only", "busybox"], log, work,
+                    what="downloading the busybox source package")
+            dsc = next(work.glob("busybox_*.dsc"))
+            run_logged(["dpkg-source", "-x", dsc.name, "src"], log, cwd=work,
+                       what="unpacking busybox source")
+            src = work / "src"
+            prefix = arch.user.cc[:-len("gcc")]
+            mk = ["make", "-C", str(src), f"CROSS_COMPILE={prefix}"]
+            run_logged(mk + ["defconfig"], log, what="busybox defconfig")
+            cfg = src / ".config"
+            text = cfg.read_text()
+            text = re.sub(r"# CONFIG_STATIC is not set", "CONFIG_STATIC=y",
+                          text)
+            text = re.sub(r"CONFIG_TC=y", "# CONFIG_TC is not set", text)
+            cfg.write_text(text)
+            with cache.heavy():
+                run_logged(mk + [f"-j{os.cpu_count() or 1}", "busybox"], log,
+                           what="building busybox")
+            shutil.copy2(src / "busybox", entry.path / "busybox")
+            version = dsc.name
+        shutil.rmtree(work)
+        entry.complete(["busybox"], version=version)
+    return entry.path / "busybox"
+
+
+# ----------------------------------------------------------------- modules
+
+@dataclasses.dataclass
+class Modules:
+    path: pathlib.Path
+    names: list[str]            # module names, in load order
+    warnings: list[str]
+    log: pathlib.Path
+    cached: bool
+
+
+def build_modules(kb: KernelBuild, cache: cachemod.Cache) -> Modules:
+    files = cachemod.tree_files(DRIVER_DIR) if DRIVER_DIR.exists() else []
+    inputs = {"kernel": kb.key,
+              "driver": cachemod.hash_files(files, DRIVER_DIR)}
+    entry = cache.entry("modules", kb.entry.path.name.rsplit("-", 1)[0],
+                        inputs)
+    log = entry.path / "build.log"
+    with entry.lock():
+        meta = entry.meta()
+        cached = meta is not None
+        if meta is None:
+            entry.reset()
+            src = entry.path / "src"
+            shutil.copytree(DRIVER_DIR, src) if DRIVER_DIR.exists() \
+                else src.mkdir()
+            names = []
+            if (src / "Kbuild").exists() or (src / "Makefile").exists():
+                run_logged(["make", "-C", str(kb.out), *kb.make_args()[1:],
+                            f"M={src}", "W=1", f"-j{kb.jobs}", "modules"],
+                           log, env=kb.make_env(), what="building the "
+                           "modules in driver/")
+                order = src / "modules.order"
+                if order.exists():
+                    names = [pathlib.PurePath(line.strip()).stem
+                             for line in order.read_text().splitlines()
+                             if line.strip()]
+            else:
+                log.write_text("no Kbuild in driver/: no modules\n")
+            kos = []
+            for n in names:
+                found = list(src.rglob(f"{n}.ko"))
+                if not found:
+                    raise BuildError(f"module {n}.ko not found", log)
+                shutil.copy2(found[0], entry.path / f"{n}.ko")
+                kos.append(f"{n}.ko")
+            meta = entry.complete(kos, names=names,
+                                  warnings=warnings_in(log.read_text()))
+    return Modules(entry.path, meta["names"], meta["warnings"], log, cached)
+
+
+# ------------------------------------------------------------------- tests
+
+@dataclasses.dataclass
+class TestProgram:
+    name: str                   # path below /tests in the guest
+    source: pathlib.Path
+    kind: str                   # "ktap" (kselftest_harness) or "plain"
+    cases: list[str]            # KTAP test names expected, in order
+    binary: Optional[pathlib.Path]
+    error: str                  # compiler output when it did not build
+    warnings: list[str]
+
+
+_TEST_RE = re.compile(
+    r"^\s*(TEST|TEST_SIGNAL|TEST_F|TEST_F_SIGNAL|TEST_F_TIMEOUT)\s*\(\s*"
+    r"(\w+)\s*(?:,\s*(\w+))?", re.M)
+_VARIANT_RE = re.compile(r"^\s*FIXTURE_VARIANT_ADD\s*\(\s*(\w+)\s*,\s*(\w+)",
+                         re.M)
+
+
+def _strip_comments(text: str) -> str:
+    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group().count("\n"),
+                  text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def ktap_cases(source: str) -> list[str]:
+    """The KTAP names kselftest_harness.h prints for a source file.
+
+    TEST(x) prints "global.x"; TEST_F(f, x) prints "f.x", or "f.v.x" for
+    each FIXTURE_VARIANT_ADD(f, v). Listed in the order the harness runs
+    them: fixtures in order of first registration, tests in order within
+    a fixture (the harness keeps registration order).
+    """
+    text = _strip_comments(source)
+    variants: dict[str, list[str]] = {}
+    for m in _VARIANT_RE.finditer(text):
+        variants.setdefault(m.group(1), []).append(m.group(2))
+    fixtures: dict[str, list[str]] = {}
+    for m in _TEST_RE.finditer(text):
+        macro, a, b = m.group(1), m.group(2), m.group(3)
+        if macro in ("TEST", "TEST_SIGNAL"):
+            fixtures.setdefault("global", []).append(a)
+        else:
+            fixtures.setdefault(a, []).append(b)
+    cases = []
+    for fix, tests in fixtures.items():
+        for v in variants.get(fix, [""]):
+            for t in tests:
+                cases.append(f"{fix}.{v}.{t}" if v else f"{fix}.{t}")
+    return cases
+
+
+def discover_tests(user_dir: Optional[pathlib.Path]
+                   ) -> list[tuple[str, pathlib.Path]]:
+    progs = [(p.stem, p) for p in sorted(GUEST_TESTS.glob("*.c"))]
+    if user_dir is not None:
+        if not user_dir.is_dir():
+            raise BuildError(f"--user-tests {user_dir}: not a folder")
+        progs += [(f"user/{p.stem}", p) for p in sorted(user_dir.glob("*.c"))]
+    return progs
+
+
+def describe(name: str, src: pathlib.Path) -> TestProgram:
+    text = src.read_text(errors="replace")
+    ktap = "kselftest_harness.h" in text
+    return TestProgram(name, src, "ktap" if ktap else "plain",
+                       ktap_cases(text) if ktap else [], None, "", [])
+
+
+def build_tests(arch: Arch, tree: Tree, cache: cachemod.Cache,
+                user_dir: Optional[pathlib.Path]) -> list[TestProgram]:
+    assert arch.user is not None
+    progs = [describe(n, s) for n, s in discover_tests(user_dir)]
+    headers = [tree.src / "tools/testing/selftests/kselftest_harness.h",
+               tree.src / "tools/testing/selftests/kselftest.h"]
+    uapi = DRIVER_DIR / "include" / "uapi"
+    inc_files = cachemod.tree_files(uapi) if uapi.exists() else []
+    inputs = {"cc": compiler_id(arch.user.cc), "tree": tree.key,
+              "progs": [(p.name, cachemod.file_checksum(p.source))
+                        for p in progs],
+              "uapi": cachemod.hash_files(inc_files, uapi) if inc_files
+              else "", "cflags": CFLAGS}
+    entry = cache.entry("tests", arch.name, inputs)
+    with entry.lock():
+        meta = entry.meta()
+        if meta is None:
+            tree.ensure()
+            assert all(h.exists() for h in headers)
+            entry.reset()
+            results = {}
+            built = []
+            for p in progs:
+                out = entry.path / "bin" / p.name
+                out.parent.mkdir(parents=True, exist_ok=True)
+                cmd = [arch.user.cc, *CFLAGS,
+                       f"-I{tree.src}/tools/testing/selftests",
+                       f"-I{uapi}", "-o", str(out), str(p.source)]
+                r = subprocess.run(cmd, capture_output=True, text=True)
+                results[p.name] = {"error": r.stderr if r.returncode else "",
+                                   "warnings": warnings_in(r.stderr)}
+                if r.returncode == 0:
+                    built.append(f"bin/{p.name}")
+            meta = entry.complete(built, programs=results)
+    for p in progs:
+        rec = meta["programs"].get(p.name, {"error": "not built",
+                                            "warnings": []})
+        p.error, p.warnings = rec["error"], rec["warnings"]
+        if not p.error:
+            p.binary = entry.path / "bin" / p.name
+    return progs
+
+
+CFLAGS = ["-static", "-O2", "-Wall", "-Wextra", "-pthread", "-D_GNU_SOURCE"]
+
+
+# --------------------------------------------------------------- initramfs
+
+def build_initramfs(arch: Arch, cache: cachemod.Cache, bb: pathlib.Path,
+                    mods: Modules, progs: list[TestProgram]) -> pathlib.Path:
+    inputs = {"busybox": cachemod.file_checksum(bb),
+              "modules": mods.path.name,
+              "tests": [(p.name, cachemod.file_checksum(p.binary))
+                        for p in progs if p.binary],
+              "init": cachemod.file_checksum(INIT),
+              "applets": APPLETS}
+    entry = cache.entry("initramfs", arch.name, inputs)
+    with entry.lock():
+        if entry.valid():
+            return entry.path / "initramfs.cpio"
+        entry.reset()
+        w = cpio.Writer()
+        for d in ("bin", "sbin", "dev", "proc", "sys", "tmp", "etc",
+                  "modules", "tests", "tests/user", "root"):
+            w.directory(d)
+        w.device("dev/console", 0o600, 5, 1)
+        w.device("dev/null", 0o666, 1, 3)
+        w.file("init", INIT.read_bytes(), 0o755)
+        w.file("bin/busybox", bb.read_bytes(), 0o755)
+        for a in APPLETS:
+            w.symlink(f"bin/{a}", "busybox")
+        for n in mods.names:
+            w.file(f"modules/{n}.ko", (mods.path / f"{n}.ko").read_bytes(),
+                   0o644)
+        w.file("modules/order", ("\n".join(mods.names) + "\n").encode(),
+               0o644)
+        for p in progs:
+            if p.binary:
+                w.file(f"tests/{p.name}", p.binary.read_bytes(), 0o755)
+        (entry.path / "initramfs.cpio").write_bytes(w.finish())
+        entry.complete(["initramfs.cpio"])
+    return entry.path / "initramfs.cpio"
