@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 import re
+import shutil
 import subprocess
 import time
 from typing import Optional
@@ -114,7 +115,7 @@ def labgrid_env(arch: Arch, kernel: pathlib.Path, initrd: pathlib.Path,
                 "await_login_timeout": 1},
         }}},
         "images": {"kernel": str(kernel)},
-        "tools": {"qemu": q.binary},
+        "tools": {"qemu": shutil.which(q.binary) or q.binary},
     }
 
 

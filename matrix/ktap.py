@@ -82,8 +82,6 @@ def _parse(items: list[tuple[Optional[float], str]], indent: int) -> Report:
             nested.append((t, line))
             continue
         body = line[indent:] if _indent(line) >= indent else line.lstrip()
-        if started is None and body.strip():
-            started = t
         m = _VERSION.match(body)
         if m:
             rep.version = f"{m.group(1)} {m.group(2)}"
@@ -118,6 +116,8 @@ def _parse(items: list[tuple[Optional[float], str]], indent: int) -> Report:
         if nested:
             nested.append((t, line))
             continue
+        if started is None and body.strip():
+            started = t
         pending.append(body)
     if rep.plan is not None and len(rep.results) != rep.plan:
         rep.problems.append(f"plan 1..{rep.plan} but {len(rep.results)} "

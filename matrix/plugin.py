@@ -97,11 +97,25 @@ class Matrix:
                                self.user_tests, not opt("--no-install"))
         self.test_timeout = opt("--test-timeout")
         self.boot_timeout = opt("--boot-timeout")
-        self.results = results.ResultsDir.create(opt("--results"))
+        self._results_opt = opt("--results")
+        self._results: Optional[results.ResultsDir] = None
         self.expected = kernlog.load_expected(EXPECTED_WARNINGS)
         self.state = {a.name: ArchState(a) for a in self.arches}
         self.current: Optional[ArchState] = None
         self.t0 = time.monotonic()
+
+    @property
+    def results(self) -> results.ResultsDir:
+        """Created on first use, so runs without matrix items leave none."""
+        if self._results is None:
+            self._results = results.ResultsDir.create(self._results_opt)
+        return self._results
+
+    @property
+    def used(self) -> bool:
+        return self._results is not None or any(
+            st.artifacts is not None or st.tests
+            for st in self.state.values())
 
     # ------------------------------------------------------------- builds
     def artifacts(self, name: str) -> Artifacts:
@@ -259,14 +273,14 @@ class MatrixHooks:
                                    "nodeid": item.nodeid}
 
     def pytest_sessionfinish(self, session, exitstatus):
-        if self.matrix is None:
+        if self.matrix is None or not self.matrix.used:
             return
         m = self.matrix
         m.stop_all()
         results.write(m, time.monotonic() - m.t0)
 
     def pytest_terminal_summary(self, terminalreporter):
-        if self.matrix is None:
+        if self.matrix is None or not self.matrix.used:
             return
         for line in results.summary_lines(self.matrix):
             terminalreporter.write_line(line)

@@ -215,6 +215,7 @@ class TestProgram:
 _TEST_RE = re.compile(
     r"^\s*(TEST|TEST_SIGNAL|TEST_F|TEST_F_SIGNAL|TEST_F_TIMEOUT)\s*\(\s*"
     r"(\w+)\s*(?:,\s*(\w+))?", re.M)
+_FIXTURE_RE = re.compile(r"^\s*FIXTURE\s*\(\s*(\w+)\s*\)", re.M)
 _VARIANT_RE = re.compile(r"^\s*FIXTURE_VARIANT_ADD\s*\(\s*(\w+)\s*,\s*(\w+)",
                          re.M)
 
@@ -229,19 +230,21 @@ def ktap_cases(source: str) -> list[str]:
     """The KTAP names kselftest_harness.h prints for a source file.
 
     TEST(x) prints "global.x"; TEST_F(f, x) prints "f.x", or "f.v.x" for
-    each FIXTURE_VARIANT_ADD(f, v). Listed in the order the harness runs
-    them: fixtures in order of first registration, tests in order within
-    a fixture (the harness keeps registration order).
+    each FIXTURE_VARIANT_ADD(f, v). The harness runs the global fixture
+    first, then fixtures in the order FIXTURE() declares them, variants
+    and tests each in the order they are written.
     """
     text = _strip_comments(source)
     variants: dict[str, list[str]] = {}
     for m in _VARIANT_RE.finditer(text):
         variants.setdefault(m.group(1), []).append(m.group(2))
-    fixtures: dict[str, list[str]] = {}
+    fixtures: dict[str, list[str]] = {"global": []}
+    for m in _FIXTURE_RE.finditer(text):
+        fixtures.setdefault(m.group(1), [])
     for m in _TEST_RE.finditer(text):
         macro, a, b = m.group(1), m.group(2), m.group(3)
         if macro in ("TEST", "TEST_SIGNAL"):
-            fixtures.setdefault("global", []).append(a)
+            fixtures["global"].append(a)
         else:
             fixtures.setdefault(a, []).append(b)
     cases = []

@@ -1,0 +1,103 @@
+"""Architecture files: parsing, validation, selection."""
+import pathlib
+
+import pytest
+
+from matrix import archspec
+
+GOOD = """\
+name: toy
+kernel:
+  arch: arm64
+  cross_compile: aarch64-linux-gnu-
+  image: arch/arm64/boot/Image
+  config: |
+    CONFIG_SERIAL_AMBA_PL011=y
+userspace:
+  cc: aarch64-linux-gnu-gcc
+qemu:
+  binary: qemu-system-aarch64
+  machine: virt
+  cpu: cortex-a57
+  memory: 256M
+  console: ttyAMA0
+module_params:
+  nopfn_test: carve_phys=0x1
+"""
+
+
+def write(tmp_path: pathlib.Path, name: str, text: str) -> pathlib.Path:
+    p = tmp_path / f"{name}.yaml"
+    p.write_text(text)
+    return p
+
+
+def test_shipped_files_parse():
+    arches = archspec.load_all()
+    assert {"x86_64", "arm64", "riscv64", "ia64"} <= set(arches)
+    assert not arches["ia64"].bootable
+    for name in ("x86_64", "arm64", "riscv64"):
+        a = arches[name]
+        assert a.bootable and a.user is not None
+        assert "nopfn_test" in a.module_params
+
+
+def test_one_file_is_one_architecture(tmp_path):
+    write(tmp_path, "toy", GOOD)
+    arches = archspec.load_all(tmp_path)
+    toy = arches["toy"]
+    assert toy.bootable
+    assert toy.qemu.smp == 1 and toy.qemu.memory == "256M"
+    assert toy.kernel.config.strip() == "CONFIG_SERIAL_AMBA_PL011=y"
+    assert toy.module_params == {"nopfn_test": "carve_phys=0x1"}
+
+
+def test_unknown_arch_names_the_known_ones(tmp_path):
+    write(tmp_path, "toy", GOOD)
+    with pytest.raises(archspec.ArchError) as exc:
+        archspec.select("toy,mips", tmp_path)
+    assert "unknown architecture 'mips'" in str(exc.value)
+    assert "known: toy" in str(exc.value)
+
+
+def test_select_keeps_order_and_all(tmp_path):
+    write(tmp_path, "toy", GOOD)
+    write(tmp_path, "aaa", GOOD.replace("name: toy", "name: aaa"))
+    assert [a.name for a in archspec.select("toy,aaa", tmp_path)] == \
+        ["toy", "aaa"]
+    assert [a.name for a in archspec.select("all", tmp_path)] == \
+        ["aaa", "toy"]
+
+
+def test_name_must_match_file(tmp_path):
+    write(tmp_path, "other", GOOD)
+    with pytest.raises(archspec.ArchError, match="must match the file name"):
+        archspec.load_all(tmp_path)
+
+
+def test_missing_key_and_unknown_key(tmp_path):
+    write(tmp_path, "toy", GOOD.replace("  image: arch/arm64/boot/Image\n",
+                                        ""))
+    with pytest.raises(archspec.ArchError, match="missing key 'image'"):
+        archspec.load_all(tmp_path)
+    write(tmp_path, "toy", GOOD + "colour: blue\n")
+    with pytest.raises(archspec.ArchError, match="unknown keys"):
+        archspec.load_all(tmp_path)
+
+
+def test_bootable_needs_userspace(tmp_path):
+    text = GOOD.replace("userspace:\n  cc: aarch64-linux-gnu-gcc\n", "")
+    write(tmp_path, "toy", text)
+    with pytest.raises(archspec.ArchError, match="needs a userspace"):
+        archspec.load_all(tmp_path)
+
+
+def test_fingerprint_changes_with_kernel_fields(tmp_path):
+    write(tmp_path, "toy", GOOD)
+    a = archspec.load_all(tmp_path)["toy"].fingerprint()
+    write(tmp_path, "toy", GOOD.replace("PL011=y", "PL011=n"))
+    b = archspec.load_all(tmp_path)["toy"].fingerprint()
+    write(tmp_path, "toy", GOOD.replace("memory: 256M", "memory: 512M"))
+    c = archspec.load_all(tmp_path)["toy"].fingerprint()
+    assert a != b
+    assert a == c      # QEMU settings do not rebuild the kernel

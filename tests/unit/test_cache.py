@@ -1,0 +1,137 @@
+"""Cache keys and entries: what invalidates what, corruption, locking."""
+import json
+import multiprocessing
+import pathlib
+import time
+
+from matrix import cache, kernel
+
+
+def test_digest_is_stable_and_order_free():
+    assert cache.digest({"a": 1, "b": [1, 2]}) == \
+        cache.digest({"b": [1, 2], "a": 1})
+    assert cache.digest({"a": 1}) != cache.digest({"a": 2})
+
+
+def test_hash_files_sees_names_and_contents(tmp_path):
+    (tmp_path / "a.c").write_text("int a;")
+    (tmp_path / "b.c").write_text("int b;")
+    files = list(tmp_path.iterdir())
+    h1 = cache.hash_files(files, tmp_path)
+    (tmp_path / "b.c").write_text("int b2;")
+    h2 = cache.hash_files(files, tmp_path)
+    (tmp_path / "b.c").rename(tmp_path / "c.c")
+    h3 = cache.hash_files(list(tmp_path.iterdir()), tmp_path)
+    assert len({h1, h2, h3}) == 3
+
+
+def test_tree_files_skips_build_outputs(tmp_path):
+    for name in ("m.c", "Kbuild", "m.o", "m.ko", ".m.o.cmd", "m.mod.c",
+                 "modules.order"):
+        (tmp_path / name).write_text("x")
+    (tmp_path / ".tmp").mkdir()
+    (tmp_path / ".tmp" / "x.c").write_text("x")
+    assert sorted(p.name for p in cache.tree_files(tmp_path)) == \
+        ["Kbuild", "m.c"]
+
+
+def test_entry_valid_only_when_complete_and_intact(tmp_path):
+    c = cache.Cache(tmp_path)
+    e = c.entry("kernels", "x86_64", {"tree": "t1"})
+    assert not e.valid()
+    e.reset()
+    (e.path / "vmlinux").write_bytes(b"kernel")
+    assert not e.valid()                    # no stamp: partial build
+    e.complete(["vmlinux"], release="6.1")
+    assert e.meta()["release"] == "6.1"
+    (e.path / "vmlinux").write_bytes(b"kernal")
+    assert not e.valid()                    # corrupted output
+    e.complete(["vmlinux"])
+    (e.path / "vmlinux").unlink()
+    assert not e.valid()                    # missing output
+    e.stamp.write_text("{truncated")
+    assert not e.valid()                    # torn stamp
+
+
+def test_key_follows_inputs(tmp_path):
+    c = cache.Cache(tmp_path)
+    a = c.entry("modules", "arm64", {"kernel": "k1", "driver": "d1"})
+    b = c.entry("modules", "arm64", {"kernel": "k1", "driver": "d2"})
+    d = c.entry("modules", "arm64", {"kernel": "k1", "driver": "d1"})
+    assert a.path != b.path and a.path == d.path
+
+
+def _hold(path, started, hold):
+    with cache.locked(pathlib.Path(path)):
+        started.set()
+        time.sleep(hold)
+
+
+def test_lock_serialises_two_processes(tmp_path):
+    lock = tmp_path / "l.lock"
+    started = multiprocessing.Event()
+    p = multiprocessing.Process(target=_hold, args=(str(lock), started, 0.5))
+    p.start()
+    started.wait(5)
+    t0 = time.monotonic()
+    with cache.locked(lock):
+        waited = time.monotonic() - t0
+    p.join()
+    assert waited > 0.3
+
+
+def test_series_parsing(tmp_path):
+    (tmp_path / "0001-a.patch").write_text(
+        "--- a/mm/memory.c\n+++ b/mm/memory.c\n@@ -1 +1 @@\n-x\n+y\n"
+        "--- /dev/null\n+++ b/include/new.h\n")
+    (tmp_path / "0002-b.patch").write_text("+++ b/x/y.c\t2020-01-01\n")
+    (tmp_path / "series").write_text(
+        "# comment\n0001-a.patch\n\n0002-b.patch -p1 # tail\n")
+    series = kernel.parse_series(tmp_path)
+    assert [(p.name, s) for p, s in series] == \
+        [("0001-a.patch", 1), ("0002-b.patch", 1)]
+    assert kernel.patched_files(series[0][0], 1) == \
+        ["mm/memory.c", "include/new.h"]
+    assert kernel.patched_files(series[1][0], 1) == ["x/y.c"]
+
+
+def test_series_problems_are_named(tmp_path):
+    (tmp_path / "series").write_text("missing.patch\n")
+    try:
+        kernel.parse_series(tmp_path)
+    except kernel.BuildError as exc:
+        assert "no such patch" in str(exc) and "series:1" in str(exc)
+    else:
+        raise AssertionError("missing patch accepted")
+
+
+def test_tree_key_changes_with_series(tmp_path, monkeypatch):
+    tarball = tmp_path / "linux.tar.xz"
+    tarball.write_bytes(b"x")
+    monkeypatch.setattr(kernel, "TARBALL", tarball)
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "series").write_text("1.patch\n")
+    (tmp_path / "p" / "1.patch").write_text("+++ b/a\n")
+    k1 = cache.digest(kernel.tree_inputs(tmp_path / "p"))
+    (tmp_path / "p" / "1.patch").write_text("+++ b/a\n+more\n")
+    k2 = cache.digest(kernel.tree_inputs(tmp_path / "p"))
+    assert k1 != k2
+
+
+def test_fragment_check():
+    frag = "CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=\"s\"\n"
+    assert kernel.fragment_options(frag) == \
+        {"CONFIG_A": "y", "CONFIG_B": "n", "CONFIG_C": '"s"'}
+    config = "CONFIG_A=y\nCONFIG_C=\"t\"\n"
+    assert kernel.check_config(config, kernel.fragment_options(frag)) == \
+        ['CONFIG_C="s" (got "t")']
+    assert kernel.check_config("CONFIG_B=y\n", {"CONFIG_B": "n"}) == \
+        ["CONFIG_B=n (got y)"]
+
+
+def test_stamp_is_json(tmp_path):
+    c = cache.Cache(tmp_path)
+    e = c.entry("x", "y", 1)
+    e.reset()
+    e.complete([], figure=1)
+    assert json.loads(e.stamp.read_text())["figure"] == 1

@@ -1,0 +1,64 @@
+"""Kernel log scanning: what fails a run and what a test may provoke."""
+import re
+
+from matrix import kernlog
+
+CLEAN = """\
+[    0.000000] Linux version 6.1.192-nopfn
+[    0.512000] nopfn_test: loaded
+[    1.000000] Huh VM_FAULT_OOM leaked out to the #PF handler. Retrying PF
+"""
+
+WARN = """\
+[    2.000000] ------------[ cut here ]------------
+[    2.000001] nopfn_test_nopfn [nopfn_test]: ->nopfn on a mapping that is not VM_PFNMAP
+[    2.000002] WARNING: CPU: 0 PID: 80 at mm/memory.c:4700 do_nopfn+0x5c/0x1a0
+[    2.000003] Call Trace:
+[    2.000004] ---[ end trace 0000000000000000 ]---
+"""
+
+
+def test_clean_log():
+    assert kernlog.unexpected(CLEAN.splitlines(), []) == []
+
+
+def test_warning_fails_unless_expected():
+    log = (CLEAN + WARN).splitlines()
+    (rep,) = kernlog.unexpected(log, [])
+    assert "WARNING: CPU: 0" in rep.text and "Call Trace" in rep.text
+    allowed = [re.compile(r"->nopfn on a mapping that is not VM_PFNMAP")]
+    assert kernlog.unexpected(log, allowed) == []
+    (rep,) = kernlog.reports(log, allowed)
+    assert rep.allowed_by
+
+
+def test_expected_pattern_does_not_hide_other_reports():
+    log = (WARN + "[ 3.0] BUG: KASAN: use-after-free in mspec_close\n"
+           "[ 4.0] kmemleak: 2 new suspected memory leaks\n").splitlines()
+    allowed = [re.compile(r"->nopfn on a mapping")]
+    bad = kernlog.unexpected(log, allowed)
+    assert [r.lines[0] for r in bad] == [
+        "BUG: KASAN: use-after-free in mspec_close",
+        "kmemleak: 2 new suspected memory leaks"]
+
+
+def test_single_line_reports():
+    for line in ("Unable to handle kernel paging request at virtual address 0",
+                 "WARNING: possible circular locking dependency detected",
+                 "INFO: task a.out:90 blocked for more than 120 seconds.",
+                 "Kernel panic - not syncing: Fatal exception",
+                 "BUG: Bad page state in process x"):
+        assert kernlog.unexpected([line], []), line
+
+
+def test_unterminated_splat_is_reported():
+    log = WARN.splitlines()[:3]
+    (rep,) = kernlog.unexpected(log, [])
+    assert len(rep.lines) == 3
+
+
+def test_load_expected(tmp_path):
+    p = tmp_path / "e.txt"
+    p.write_text("# comment\n\nfoo.*bar\n")
+    assert [x.pattern for x in kernlog.load_expected(p)] == ["foo.*bar"]
+    assert kernlog.load_expected(tmp_path / "none") == []
