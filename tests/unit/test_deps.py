@@ -1,0 +1,36 @@
+"""Missing tools are named with the apt-get line that fixes them."""
+from matrix import archspec, deps
+
+
+def test_missing_tool_message():
+    need = [deps.Need("/nonexistent/tool", "some-package"),
+            deps.Need("no-such-command-xyz", "other-package")]
+    gone = deps.missing(need)
+    assert gone == need
+    msg = str(deps.MissingTools(gone))
+    assert "apt-get install -y --no-install-recommends other-package " \
+        "some-package" in msg
+    assert "no-such-command-xyz" in msg
+
+
+def test_arch_requirements():
+    arches = archspec.load_all()
+    pk = {n.package for n in deps.for_arch(arches["arm64"])}
+    assert {"gcc-aarch64-linux-gnu", "libc6-dev-arm64-cross",
+            "qemu-system-arm"} <= pk
+    pk = {n.package for n in deps.for_arch(arches["riscv64"])}
+    assert {"gcc-riscv64-linux-gnu", "qemu-system-misc"} <= pk
+    pk = {n.package for n in deps.for_arch(arches["ia64"])}
+    assert {"binutils-ia64-linux-gnu", "gcc-12-source"} <= pk
+    assert not any(p.startswith("qemu") for p in pk)
+
+
+def test_ensure_reports_without_installing(monkeypatch):
+    monkeypatch.setattr(deps, "HOST", [deps.Need("/nonexistent/x", "pkg-x")])
+    monkeypatch.setattr(deps, "PYTHON", [])
+    try:
+        deps.ensure([], install=False)
+    except deps.MissingTools as exc:
+        assert "pkg-x" in str(exc)
+    else:
+        raise AssertionError("missing tool not reported")

@@ -1,0 +1,65 @@
+"""Results folder: per-architecture JSON and the summary."""
+import json
+import types
+
+from matrix import archspec, results
+from matrix.plugin import ArchState
+
+
+def fake_matrix(tmp_path):
+    arches = archspec.load_all()
+    state = {n: ArchState(arches[n]) for n in ("arm64", "ia64")}
+    arm = state["arm64"]
+    arm.artifacts = types.SimpleNamespace(
+        kernel_meta={"release": "6.1.192-nopfn", "build_seconds": 180.0,
+                     "config_sha": "abc", "compiler": "gcc 12",
+                     "key": "k1", "cached": True},
+        seconds={"kernel": 0.1}, errors={})
+    arm.boots, arm.boot_times, arm.guest_seconds = 1, [0.9], 2.5
+    arm.kernel_version = "Linux version 6.1.192-nopfn (nopfn@k-k1)"
+    arm.tests = {"test_boot[arm64]": {"status": "passed", "duration": 0.1},
+                 "test_case[arm64-p-c]": {"status": "failed",
+                                          "duration": 0.2}}
+    ia = state["ia64"]
+    ia.artifacts = types.SimpleNamespace(kernel_meta={}, seconds={},
+                                         errors={})
+    ia.tests = {"test_kernel_build[ia64]": {"status": "passed",
+                                            "duration": 1.0}}
+    return types.SimpleNamespace(state=state,
+                                 results=results.ResultsDir(tmp_path))
+
+
+def test_write_per_arch_and_summary(tmp_path):
+    m = fake_matrix(tmp_path)
+    results.write(m, wall=4.0)
+    arm = json.loads((tmp_path / "arm64.json").read_text())
+    assert arm["status"] == "failed"
+    assert arm["kernel"]["release"] == "6.1.192-nopfn"
+    assert arm["kernel"]["build_seconds"] == 180.0
+    assert arm["boot_seconds"] == [0.9]
+    assert arm["tests"]["test_case[arm64-p-c]"]["status"] == "failed"
+    assert arm["counts"] == {"passed": 1, "failed": 1, "skipped": 0}
+    assert arm["qemu_version"].startswith("QEMU emulator version")
+    ia = json.loads((tmp_path / "ia64.json").read_text())
+    assert ia["status"] == "build-only" and ia["qemu_version"] is None
+    s = json.loads((tmp_path / "summary.json").read_text())
+    assert s["guest_seconds"] == 2.5 and s["overhead_seconds"] == 1.5
+    lines = results.summary_lines(m)
+    assert any("ia64" in ln and "build-only" in ln for ln in lines)
+
+
+def test_build_only_never_reads_as_booted(tmp_path):
+    m = fake_matrix(tmp_path)
+    m.state["ia64"].tests["test_kernel_build[ia64]"]["status"] = "failed"
+    results.write(m, wall=1.0)
+    ia = json.loads((tmp_path / "ia64.json").read_text())
+    assert ia["status"] == "failed"
+    assert ia["boot_seconds"] == [] and not ia["bootable"]
+
+
+def test_results_dirs_do_not_collide(tmp_path, monkeypatch):
+    monkeypatch.setattr(results, "DEFAULT_ROOT", tmp_path)
+    a = results.ResultsDir.create(None)
+    b = results.ResultsDir.create(str(tmp_path / "explicit"))
+    assert a.path != b.path and a.path.is_dir() and b.path.is_dir()
+    assert (tmp_path / "latest").resolve() == a.path
