@@ -4,6 +4,7 @@
                         [-- extra pytest args]
   python3 -m matrix build [--arch a,b]      build only, print artifacts
   python3 -m matrix list                    the architectures known
+  python3 -m matrix bench [--arch a,b]      harness timings (matrix/bench.py)
 """
 from __future__ import annotations
 
@@ -78,6 +79,9 @@ def main(argv: list[str]) -> int:
         if name == "run":
             p.add_argument("--results")
     sub.add_parser("list")
+    if argv and argv[0] == "bench":
+        from . import bench
+        return bench.main(argv[1:])
     args = ap.parse_args(argv)
     try:
         if args.cmd == "list":

@@ -128,12 +128,14 @@ class Entry:
         tmp = self.path / (STAMP + ".tmp")
         tmp.write_text(json.dumps(record, indent=1, sort_keys=True))
         os.replace(tmp, self.stamp)
+        self.cache.built.append(f"{self.step}/{self.path.name}")
         return record
 
 
 class Cache:
     def __init__(self, root: pathlib.Path = DEFAULT_ROOT):
         self.root = root
+        self.built: list[str] = []      # entries this process (re)built
         root.mkdir(parents=True, exist_ok=True)
 
     def entry(self, step: str, name: str, inputs: Any) -> Entry:

@@ -102,6 +102,7 @@ class Matrix:
         self.expected = kernlog.load_expected(EXPECTED_WARNINGS)
         self.state = {a.name: ArchState(a) for a in self.arches}
         self.current: Optional[ArchState] = None
+        self.rebuilt: list[str] = []
         self.t0 = time.monotonic()
 
     @property
@@ -138,9 +139,13 @@ class Matrix:
             raise GuestError(f"{name}: guest died {st.boots} times; "
                              "not booting it again")
         art = self.artifacts(name)
-        err = art.error("kernel", "modules", "tests", "busybox", "initramfs")
-        if err is not None or art.initramfs is None:
-            st.boot_error = f"nothing to boot: {err}"
+        failed = [s for s in ("kernel", "modules", "tests", "busybox",
+                              "initramfs") if s in art.errors]
+        if failed or art.initramfs is None:
+            first = art.errors[failed[0]] if failed else None
+            st.boot_error = (f"nothing to boot: the {failed[0]} step failed: "
+                             f"{str(first).splitlines()[0]}" if failed else
+                             "nothing to boot: no initramfs")
             raise GuestError(st.boot_error)
         st.boots += 1
         workdir = self.results.arch_dir(name) / f"boot{st.boots}"
@@ -256,6 +261,9 @@ class MatrixHooks:
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
         rep = outcome.get_result()
+        if call.excinfo is not None and call.excinfo.errisinstance(
+                GuestError):
+            rep.longrepr = str(call.excinfo.value)   # no traceback needed
         params = getattr(item, "callspec", None)
         arch = params.params.get("arch") if params else None
         if arch is None or self.matrix is None:
@@ -277,6 +285,7 @@ class MatrixHooks:
             return
         m = self.matrix
         m.stop_all()
+        m.rebuilt = m.builder.cache.built
         results.write(m, time.monotonic() - m.t0)
 
     def pytest_terminal_summary(self, terminalreporter):

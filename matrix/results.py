@@ -93,7 +93,8 @@ def arch_record(m: "Matrix", name: str) -> dict:
 
 def write(m: "Matrix", wall: float) -> None:
     summary = {"wall_seconds": round(wall, 3), "commit": git_commit(),
-               "arches": {}, "results": str(m.results.path)}
+               "arches": {}, "results": str(m.results.path),
+               "rebuilt": list(getattr(m, "rebuilt", []))}
     for name in m.state:
         rec = arch_record(m, name)
         (m.results.arch_dir(name) / "result.json").write_text(
@@ -123,5 +124,7 @@ def summary_lines(m: "Matrix") -> list[str]:
     out.append(f"  wall {s['wall_seconds']:.2f} s, guests "
                f"{s['guest_seconds']:.2f} s, harness "
                f"{s['overhead_seconds']:.2f} s")
+    rebuilt = s.get("rebuilt") or []
+    out.append(f"  rebuilt: {', '.join(rebuilt) if rebuilt else 'nothing'}")
     out.append(f"  results: {s['results']}")
     return out
