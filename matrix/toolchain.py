@@ -47,4 +47,14 @@ def cross_prefix(arch: Arch, cache: cachemod.Cache) -> str:
                            "(about 13 minutes on 2 cores, cached afterwards)")
             entry.complete([f"install/{gcc}"],
                            build_seconds=round(time.monotonic() - t0, 1))
-    return str(entry.path / "install" / "bin" / k.cross_compile)
+    bindir = entry.path / "install" / "bin"
+    _link_binutils(bindir, k.cross_compile)
+    return str(bindir / k.cross_compile)
+
+
+def _link_binutils(bindir: pathlib.Path, prefix: str) -> None:
+    """Put Debian's binutils beside the built gcc, so CROSS_COMPILE works."""
+    for tool in pathlib.Path("/usr/bin").glob(prefix + "*"):
+        link = bindir / tool.name
+        if not link.exists():
+            link.symlink_to(tool)
