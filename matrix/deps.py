@@ -81,7 +81,7 @@ QEMU = {
 IA64_GCC = [
     Need("ia64-linux-gnu-as", "binutils-ia64-linux-gnu"),
     Need("/usr/src/gcc-12/gcc-12.2.0-dfsg.tar.xz", "gcc-12-source"),
-    Need("/usr/include/gmp.h", "libgmp-dev"),
+    Need("/usr/include/x86_64-linux-gnu/gmp.h", "libgmp-dev"),
     Need("/usr/include/mpfr.h", "libmpfr-dev"),
     Need("/usr/include/mpc.h", "libmpc-dev"),
 ]

@@ -194,9 +194,18 @@ class Matrix:
                                line_timeout=self.test_timeout)
             run.report = ktap.parse([(ln.t, ln.text)
                                      for ln in run.output.lines])
+            name_results(run.report, prog.cases)
         except GuestError as exc:
             run.error = str(exc)
         return run
+
+
+def name_results(report: ktap.Report, cases: list[str]) -> None:
+    """kselftest_harness.h prints "ok N # SKIP reason" without the name:
+    name such a result after the case the source puts at number N."""
+    for res in report.results:
+        if not res.name and 0 < res.number <= len(cases):
+            res.name = cases[res.number - 1]
 
 
 def pytest_configure(config):
