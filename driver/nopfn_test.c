@@ -1,0 +1,603 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nopfn_test: a misc device whose mappings are served by ->nopfn(), with a
+ * per-page behaviour chosen by ioctl, so that a test in user space can drive
+ * every return path of the fault operation.
+ *
+ * Every open file has a state (struct nopfn_test_state): the behaviour of its
+ * page indexes, the RAM pages allocated for them and counters. The file and
+ * every VMA hold a reference on it; the last one frees the RAM pages, so a
+ * RAM page is never freed while a PTE may still map it (PTEs are zapped
+ * before ->close()).
+ *
+ * Locking: mmap_lock (taken by the core around ->mmap() and ->nopfn(), and
+ * by NOPFN_TEST_IOC_QUERY) nests outside state->lock. Nothing copies from or
+ * to user space with state->lock held, as that may fault on a mapping of the
+ * same state.
+ *
+ * Waits of NOPFN_TEST_SLEEP_* pages are interruptible and bounded by
+ * NOPFN_TEST_MAX_SLEEP_MS. A wait with mmap_lock held keeps the VMA and so
+ * its file alive; for a wait with the lock released, the core holds the file
+ * (see nopfn_release_mmap_lock()) and the handler the state. The file holds
+ * the module, so neither the release of the file nor the unload of the
+ * module can happen while a fault waits: rmmod fails with EBUSY until the
+ * wait, at most NOPFN_TEST_MAX_SLEEP_MS, is over. NOPFN_TEST_IOC_WAKE and a
+ * change of the page's behaviour end waits at once.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/fs.h>
+#include <linux/jiffies.h>
+#include <linux/kernel.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/pagemap.h>
+#include <linux/refcount.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/wait.h>
+
+#include <nopfn_test.h>
+
+static unsigned long carve_phys;
+module_param(carve_phys, ulong, 0444);
+MODULE_PARM_DESC(carve_phys,
+		 "Physical address of RAM the kernel does not manage (no struct page), page aligned");
+
+static unsigned long carve_size;
+module_param(carve_size, ulong, 0444);
+MODULE_PARM_DESC(carve_size, "Size of that RAM in bytes, page aligned (0: none)");
+
+static unsigned long carve_pfn;		/* first PFN of the carve-out */
+static unsigned long carve_pages;	/* its size in pages, 0 if none */
+
+/* RAM pages and states alive in the whole module, to catch leaks. */
+static atomic_long_t nopfn_test_all_ram_pages = ATOMIC_LONG_INIT(0);
+static atomic_long_t nopfn_test_all_states = ATOMIC_LONG_INIT(0);
+
+struct nopfn_test_page {
+	struct page *ram;	/* RAM for NOPFN_TEST_RAM and after waits */
+	u32 behaviour;		/* enum nopfn_test_behaviour */
+	u32 sleep_ms;
+	unsigned long wait_end;	/* jiffies, valid once wait_armed */
+	bool wait_armed;	/* a NOPFN_TEST_SLEEP_* wait has started */
+	bool oom_done;		/* NOPFN_TEST_OOM_ONCE failed once */
+};
+
+struct nopfn_test_counters {
+	atomic64_t calls;
+	atomic64_t ret_pfn;
+	atomic64_t ret_sigbus;
+	atomic64_t ret_oom;
+	atomic64_t ret_refault;
+	atomic64_t ret_retry;
+	atomic64_t lock_kept;
+};
+
+struct nopfn_test_state {
+	refcount_t ref;			/* the file and every VMA */
+	struct mutex lock;		/* map_mode, ram_pages, pages[] */
+	wait_queue_head_t wq;		/* waits of NOPFN_TEST_SLEEP_* */
+	u32 map_mode;			/* enum nopfn_test_map_mode */
+	unsigned long ram_pages;	/* pages[].ram allocated */
+	struct nopfn_test_counters cnt;
+	struct nopfn_test_page pages[NOPFN_TEST_MAX_PAGES];
+};
+
+static const struct vm_operations_struct nopfn_test_vm_ops;
+
+static struct nopfn_test_state *nopfn_test_state_alloc(void)
+{
+	struct nopfn_test_state *st;
+
+	st = kvzalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return NULL;
+	refcount_set(&st->ref, 1);
+	mutex_init(&st->lock);
+	init_waitqueue_head(&st->wq);
+	st->map_mode = NOPFN_TEST_MAP_PFNMAP;
+	atomic_long_inc(&nopfn_test_all_states);
+	return st;
+}
+
+static void nopfn_test_state_get(struct nopfn_test_state *st)
+{
+	refcount_inc(&st->ref);
+}
+
+static void nopfn_test_state_put(struct nopfn_test_state *st)
+{
+	unsigned int i;
+
+	if (!refcount_dec_and_test(&st->ref))
+		return;
+
+	for (i = 0; i < NOPFN_TEST_MAX_PAGES; i++) {
+		if (st->pages[i].ram)
+			__free_page(st->pages[i].ram);
+	}
+	atomic_long_sub(st->ram_pages, &nopfn_test_all_ram_pages);
+	atomic_long_dec(&nopfn_test_all_states);
+	mutex_destroy(&st->lock);
+	kvfree(st);
+}
+
+/*
+ * The PFN of the RAM page of @p, allocated (zeroed) on first use, or
+ * NOPFN_OOM. Called with st->lock held.
+ */
+static unsigned long nopfn_test_ram_pfn(struct nopfn_test_state *st,
+					struct nopfn_test_page *p)
+{
+	lockdep_assert_held(&st->lock);
+
+	if (!p->ram) {
+		p->ram = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		if (!p->ram)
+			return NOPFN_OOM;
+		st->ram_pages++;
+		atomic_long_inc(&nopfn_test_all_ram_pages);
+	}
+	return page_to_pfn(p->ram);
+}
+
+static bool nopfn_test_wait_over(struct nopfn_test_page *p)
+{
+	return !READ_ONCE(p->wait_armed) ||
+	       time_after_eq(jiffies, READ_ONCE(p->wait_end));
+}
+
+/*
+ * Wait, interruptibly, until the wait of @p is over. Returns 0 when it is,
+ * -ERESTARTSYS on a signal.
+ */
+static int nopfn_test_wait(struct nopfn_test_state *st,
+			   struct nopfn_test_page *p)
+{
+	long left;
+
+	while (!nopfn_test_wait_over(p)) {
+		left = (long)(READ_ONCE(p->wait_end) - jiffies);
+		if (left <= 0)
+			break;
+		left = wait_event_interruptible_timeout(st->wq,
+							nopfn_test_wait_over(p),
+							left);
+		if (left < 0)
+			return left;
+	}
+	return 0;
+}
+
+/* Return @pfn from ->nopfn(), counting it. */
+static unsigned long nopfn_test_ret(struct nopfn_test_state *st,
+				    unsigned long pfn)
+{
+	switch (pfn) {
+	case NOPFN_SIGBUS:
+		atomic64_inc(&st->cnt.ret_sigbus);
+		break;
+	case NOPFN_OOM:
+		atomic64_inc(&st->cnt.ret_oom);
+		break;
+	case NOPFN_REFAULT:
+		atomic64_inc(&st->cnt.ret_refault);
+		break;
+	case NOPFN_RETRY:
+		atomic64_inc(&st->cnt.ret_retry);
+		break;
+	default:
+		atomic64_inc(&st->cnt.ret_pfn);
+		break;
+	}
+	return pfn;
+}
+
+/* The NOPFN_TEST_SLEEP_* behaviours, once the wait of @p has started. */
+static unsigned long nopfn_test_sleep(struct vm_fault *vmf,
+				      struct nopfn_test_state *st,
+				      struct nopfn_test_page *p,
+				      bool unlocked)
+{
+	unsigned long pfn;
+
+	if (unlocked) {
+		/*
+		 * Once mmap_lock is released the VMA may go: hold the state
+		 * ourselves (the core holds the file, and so the module). The
+		 * wait ends early on a signal: the fault is then retried only
+		 * after the signal was handled, and waits for the rest.
+		 */
+		nopfn_test_state_get(st);
+		if (nopfn_release_mmap_lock(vmf)) {
+			nopfn_test_wait(st, p);
+			pfn = nopfn_test_ret(st, NOPFN_RETRY);
+			nopfn_test_state_put(st);
+			return pfn;
+		}
+		nopfn_test_state_put(st);
+		atomic64_inc(&st->cnt.lock_kept);
+	}
+
+	if (nopfn_test_wait(st, p))
+		return nopfn_test_ret(st, NOPFN_REFAULT);
+
+	mutex_lock(&st->lock);
+	pfn = nopfn_test_ram_pfn(st, p);
+	mutex_unlock(&st->lock);
+	return nopfn_test_ret(st, pfn);
+}
+
+static unsigned long nopfn_test_nopfn(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct nopfn_test_state *st = vma->vm_private_data;
+	struct nopfn_test_page *p;
+	unsigned long pfn;
+	bool unlocked;
+
+	atomic64_inc(&st->cnt.calls);
+
+	/* The core must never call us for these: count it as a failure. */
+	if (!(vma->vm_flags & VM_PFNMAP) || is_cow_mapping(vma->vm_flags) ||
+	    vmf->pgoff >= NOPFN_TEST_MAX_PAGES)
+		return nopfn_test_ret(st, NOPFN_SIGBUS);
+
+	p = &st->pages[vmf->pgoff];
+
+	mutex_lock(&st->lock);
+	switch (p->behaviour) {
+	case NOPFN_TEST_CARVE:
+		pfn = carve_pfn + vmf->pgoff;
+		break;
+	case NOPFN_TEST_SIGBUS:
+		pfn = NOPFN_SIGBUS;
+		break;
+	case NOPFN_TEST_OOM_ONCE:
+		if (!p->oom_done) {
+			p->oom_done = true;
+			pfn = NOPFN_OOM;
+			break;
+		}
+		pfn = nopfn_test_ram_pfn(st, p);
+		break;
+	case NOPFN_TEST_SLEEP_LOCKED:
+	case NOPFN_TEST_SLEEP_UNLOCKED:
+		if (!p->wait_armed) {
+			WRITE_ONCE(p->wait_end,
+				   jiffies + msecs_to_jiffies(p->sleep_ms));
+			WRITE_ONCE(p->wait_armed, true);
+		}
+		if (!nopfn_test_wait_over(p)) {
+			unlocked = p->behaviour == NOPFN_TEST_SLEEP_UNLOCKED;
+			mutex_unlock(&st->lock);
+			return nopfn_test_sleep(vmf, st, p, unlocked);
+		}
+		pfn = nopfn_test_ram_pfn(st, p);
+		break;
+	default:
+		pfn = nopfn_test_ram_pfn(st, p);
+		break;
+	}
+	mutex_unlock(&st->lock);
+
+	return nopfn_test_ret(st, pfn);
+}
+
+static void nopfn_test_vm_open(struct vm_area_struct *vma)
+{
+	nopfn_test_state_get(vma->vm_private_data);
+}
+
+static void nopfn_test_vm_close(struct vm_area_struct *vma)
+{
+	nopfn_test_state_put(vma->vm_private_data);
+}
+
+static const struct vm_operations_struct nopfn_test_vm_ops = {
+	.open = nopfn_test_vm_open,
+	.close = nopfn_test_vm_close,
+	.nopfn = nopfn_test_nopfn,
+};
+
+static int nopfn_test_open(struct inode *inode, struct file *file)
+{
+	struct nopfn_test_state *st;
+
+	st = nopfn_test_state_alloc();
+	if (!st)
+		return -ENOMEM;
+	file->private_data = st;
+	return nonseekable_open(inode, file);
+}
+
+static int nopfn_test_release(struct inode *inode, struct file *file)
+{
+	nopfn_test_state_put(file->private_data);
+	return 0;
+}
+
+static int nopfn_test_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct nopfn_test_state *st = file->private_data;
+	unsigned long pages = vma_pages(vma);
+	bool shared = vma->vm_flags & VM_SHARED;
+	u32 mode;
+
+	if (vma->vm_pgoff >= NOPFN_TEST_MAX_PAGES ||
+	    pages > NOPFN_TEST_MAX_PAGES - vma->vm_pgoff)
+		return -EINVAL;
+
+	mutex_lock(&st->lock);
+	mode = st->map_mode;
+	mutex_unlock(&st->lock);
+
+	switch (mode) {
+	case NOPFN_TEST_MAP_PFNMAP:
+		if (!shared)
+			return -EINVAL;
+		vma->vm_flags |= VM_PFNMAP | VM_IO;
+		break;
+	case NOPFN_TEST_MAP_NO_PFNMAP:
+		if (!shared)
+			return -EINVAL;
+		break;
+	case NOPFN_TEST_MAP_COW:
+		if (shared || !is_cow_mapping(vma->vm_flags))
+			return -EINVAL;
+		vma->vm_flags |= VM_PFNMAP | VM_IO;
+		break;
+	default:
+		return -EINVAL;
+	}
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	vma->vm_ops = &nopfn_test_vm_ops;
+	vma->vm_private_data = st;
+	nopfn_test_state_get(st);	/* ->open() is not called for this VMA */
+	return 0;
+}
+
+/* Is the whole carve-out free of struct pages? */
+static bool nopfn_test_carve_unmanaged(void)
+{
+	unsigned long i;
+
+	for (i = 0; i < carve_pages; i++) {
+		if (pfn_valid(carve_pfn + i)) {
+			pr_warn_ratelimited("carve-out PFN %#lx has a struct page: not used\n",
+					    carve_pfn + i);
+			return false;
+		}
+	}
+	return true;
+}
+
+static long nopfn_test_set_pages(struct nopfn_test_state *st,
+				 void __user *argp)
+{
+	struct nopfn_test_pages req;
+	struct nopfn_test_page *p;
+	unsigned long i;
+
+	if (copy_from_user(&req, argp, sizeof(req)))
+		return -EFAULT;
+	if (!req.count || req.first >= NOPFN_TEST_MAX_PAGES ||
+	    req.count > NOPFN_TEST_MAX_PAGES - req.first ||
+	    req.behaviour >= NOPFN_TEST_NR_BEHAVIOURS)
+		return -EINVAL;
+	if (req.behaviour == NOPFN_TEST_SLEEP_LOCKED ||
+	    req.behaviour == NOPFN_TEST_SLEEP_UNLOCKED) {
+		if (req.sleep_ms > NOPFN_TEST_MAX_SLEEP_MS)
+			return -EINVAL;
+	} else if (req.sleep_ms) {
+		return -EINVAL;
+	}
+	if (req.behaviour == NOPFN_TEST_CARVE) {
+		if (!carve_pages)
+			return -ENODEV;
+		if (req.first + req.count > carve_pages)
+			return -ERANGE;
+		if (!nopfn_test_carve_unmanaged())
+			return -EBUSY;
+	}
+
+	mutex_lock(&st->lock);
+	for (i = req.first; i < req.first + req.count; i++) {
+		p = &st->pages[i];
+		p->behaviour = req.behaviour;
+		p->sleep_ms = req.sleep_ms;
+		p->oom_done = false;
+		WRITE_ONCE(p->wait_armed, false);
+	}
+	mutex_unlock(&st->lock);
+	/* Waits of pages whose behaviour changed are over. */
+	wake_up_all(&st->wq);
+	return 0;
+}
+
+static long nopfn_test_get_stats(struct nopfn_test_state *st,
+				 void __user *argp)
+{
+	struct nopfn_test_stats s = {
+		.calls = atomic64_read(&st->cnt.calls),
+		.ret_pfn = atomic64_read(&st->cnt.ret_pfn),
+		.ret_sigbus = atomic64_read(&st->cnt.ret_sigbus),
+		.ret_oom = atomic64_read(&st->cnt.ret_oom),
+		.ret_refault = atomic64_read(&st->cnt.ret_refault),
+		.ret_retry = atomic64_read(&st->cnt.ret_retry),
+		.lock_kept = atomic64_read(&st->cnt.lock_kept),
+		.all_ram_pages = atomic_long_read(&nopfn_test_all_ram_pages),
+		.all_states = atomic_long_read(&nopfn_test_all_states),
+		.carve_pfn = carve_pages ? carve_pfn : 0,
+		.carve_pages = carve_pages,
+	};
+
+	mutex_lock(&st->lock);
+	s.ram_pages = st->ram_pages;
+	mutex_unlock(&st->lock);
+
+	return copy_to_user(argp, &s, sizeof(s)) ? -EFAULT : 0;
+}
+
+static void nopfn_test_reset_stats(struct nopfn_test_state *st)
+{
+	atomic64_set(&st->cnt.calls, 0);
+	atomic64_set(&st->cnt.ret_pfn, 0);
+	atomic64_set(&st->cnt.ret_sigbus, 0);
+	atomic64_set(&st->cnt.ret_oom, 0);
+	atomic64_set(&st->cnt.ret_refault, 0);
+	atomic64_set(&st->cnt.ret_retry, 0);
+	atomic64_set(&st->cnt.lock_kept, 0);
+}
+
+static long nopfn_test_query(struct nopfn_test_state *st, void __user *argp)
+{
+	struct mm_struct *mm = current->mm;
+	struct nopfn_test_query q;
+	struct vm_area_struct *vma;
+	spinlock_t *ptl;	/* the page table lock follow_pte() took */
+	pte_t *ptep;
+	pte_t pte;
+	int ret = 0;
+
+	if (copy_from_user(&q, argp, sizeof(q)))
+		return -EFAULT;
+	if (q.pad)
+		return -EINVAL;
+	if (!mm)
+		return -EFAULT;
+
+	q.pfn = 0;
+	q.ram_pfn = 0;
+	q.flags = 0;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	vma = vma_lookup(mm, q.addr);
+	if (!vma || vma->vm_ops != &nopfn_test_vm_ops ||
+	    vma->vm_private_data != st) {
+		ret = -EFAULT;
+		goto out_unlock;
+	}
+	q.pgoff = linear_page_index(vma, q.addr);
+	if (!follow_pte(mm, q.addr, &ptep, &ptl)) {
+		pte = ptep_get(ptep);
+		pte_unmap_unlock(ptep, ptl);
+		q.pfn = pte_pfn(pte);
+		q.flags |= NOPFN_TEST_Q_PRESENT;
+		if (pte_write(pte))
+			q.flags |= NOPFN_TEST_Q_WRITE;
+		if (pfn_valid(q.pfn))
+			q.flags |= NOPFN_TEST_Q_PFN_VALID;
+	}
+	if (q.pgoff < NOPFN_TEST_MAX_PAGES) {
+		mutex_lock(&st->lock);
+		if (st->pages[q.pgoff].ram)
+			q.ram_pfn = page_to_pfn(st->pages[q.pgoff].ram);
+		mutex_unlock(&st->lock);
+	}
+out_unlock:
+	mmap_read_unlock(mm);
+	if (ret)
+		return ret;
+	return copy_to_user(argp, &q, sizeof(q)) ? -EFAULT : 0;
+}
+
+/* End every wait of @st now. */
+static void nopfn_test_wake(struct nopfn_test_state *st)
+{
+	unsigned int i;
+
+	mutex_lock(&st->lock);
+	for (i = 0; i < NOPFN_TEST_MAX_PAGES; i++) {
+		if (st->pages[i].wait_armed)
+			WRITE_ONCE(st->pages[i].wait_end, jiffies);
+	}
+	mutex_unlock(&st->lock);
+	wake_up_all(&st->wq);
+}
+
+static long nopfn_test_ioctl(struct file *file, unsigned int cmd,
+			     unsigned long arg)
+{
+	struct nopfn_test_state *st = file->private_data;
+	void __user *argp = (void __user *)arg;
+	u32 mode;
+
+	switch (cmd) {
+	case NOPFN_TEST_IOC_SET_PAGES:
+		return nopfn_test_set_pages(st, argp);
+	case NOPFN_TEST_IOC_SET_MAP_MODE:
+		if (get_user(mode, (u32 __user *)argp))
+			return -EFAULT;
+		if (mode >= NOPFN_TEST_NR_MAP_MODES)
+			return -EINVAL;
+		mutex_lock(&st->lock);
+		st->map_mode = mode;
+		mutex_unlock(&st->lock);
+		return 0;
+	case NOPFN_TEST_IOC_GET_STATS:
+		return nopfn_test_get_stats(st, argp);
+	case NOPFN_TEST_IOC_RESET_STATS:
+		nopfn_test_reset_stats(st);
+		return 0;
+	case NOPFN_TEST_IOC_QUERY:
+		return nopfn_test_query(st, argp);
+	case NOPFN_TEST_IOC_WAKE:
+		nopfn_test_wake(st);
+		return 0;
+	default:
+		return -ENOTTY;
+	}
+}
+
+static const struct file_operations nopfn_test_fops = {
+	.owner = THIS_MODULE,
+	.open = nopfn_test_open,
+	.release = nopfn_test_release,
+	.mmap = nopfn_test_mmap,
+	.unlocked_ioctl = nopfn_test_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = no_llseek,
+};
+
+static struct miscdevice nopfn_test_dev = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "nopfn_test",
+	.fops = &nopfn_test_fops,
+	.mode = 0600,
+};
+
+static int __init nopfn_test_init(void)
+{
+	if (carve_size) {
+		if (!PAGE_ALIGNED(carve_phys) || !PAGE_ALIGNED(carve_size) ||
+		    carve_phys + carve_size < carve_phys) {
+			pr_err("carve_phys=%#lx carve_size=%#lx: not page aligned or wrapping\n",
+			       carve_phys, carve_size);
+			return -EINVAL;
+		}
+		carve_pfn = PHYS_PFN(carve_phys);
+		carve_pages = carve_size >> PAGE_SHIFT;
+		if (!nopfn_test_carve_unmanaged())
+			pr_warn("carve-out %#lx+%#lx is managed by the kernel: NOPFN_TEST_CARVE will fail\n",
+				carve_phys, carve_size);
+	}
+	return misc_register(&nopfn_test_dev);
+}
+
+static void __exit nopfn_test_exit(void)
+{
+	misc_deregister(&nopfn_test_dev);
+}
+
+module_init(nopfn_test_init);
+module_exit(nopfn_test_exit);
+
+MODULE_DESCRIPTION("Test device for the ->nopfn() fault operation");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,1103 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every return path of ->nopfn(), driven through /dev/nopfn_test (module
+ * driver/nopfn_test.c, loaded by the matrix harness at guest boot):
+ * a PFN of RAM and one without struct page, NOPFN_SIGBUS, NOPFN_OOM,
+ * NOPFN_REFAULT after a signal, NOPFN_RETRY after a wait with mmap_lock
+ * released; the mappings refused by the core; and what the VM does with a
+ * nopfn mapping: fork, munmap, mprotect, madvise(MADV_DONTNEED).
+ *
+ * Each test opens its own file: the module keeps its state (page behaviours,
+ * RAM pages, counters) per open file.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+/* 6.1's harness has an unused parameter of its own. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#pragma GCC diagnostic pop
+#include "nopfn_test.h"
+
+#define DEV_PATH	"/dev/nopfn_test"
+
+/* ----------------------------------------------------------- helpers */
+
+static long psz;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* A KTAP diagnostic line, flushed: test children end with _exit(). */
+static void diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	printf("# ");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	fflush(stdout);
+}
+
+/* 0, or -errno */
+static int set_pages(int fd, uint64_t first, uint64_t count,
+		     uint32_t behaviour, uint32_t sleep_ms)
+{
+	struct nopfn_test_pages req = {
+		.first = first, .count = count,
+		.behaviour = behaviour, .sleep_ms = sleep_ms,
+	};
+
+	return ioctl(fd, NOPFN_TEST_IOC_SET_PAGES, &req) ? -errno : 0;
+}
+
+static int set_map_mode(int fd, uint32_t mode)
+{
+	return ioctl(fd, NOPFN_TEST_IOC_SET_MAP_MODE, &mode) ? -errno : 0;
+}
+
+/* struct nopfn_test_stats, signed: compared with plain numbers below. */
+struct counts {
+	long long calls, ret_pfn, ret_sigbus, ret_oom, ret_refault, ret_retry;
+	long long lock_kept, ram_pages, all_ram_pages, all_states;
+	long long carve_pfn, carve_pages;
+};
+
+static struct counts stats(int fd)
+{
+	struct counts s;
+
+	if (ioctl(fd, NOPFN_TEST_IOC_GET_STATS, &s)) {
+		fprintf(stderr, "# NOPFN_TEST_IOC_GET_STATS: %s\n",
+			strerror(errno));
+		memset(&s, 0xff, sizeof(s));	/* -1 everywhere */
+	}
+	return (struct counts){
+		.calls = s.calls, .ret_pfn = s.ret_pfn,
+		.ret_sigbus = s.ret_sigbus, .ret_oom = s.ret_oom,
+		.ret_refault = s.ret_refault, .ret_retry = s.ret_retry,
+		.lock_kept = s.lock_kept, .ram_pages = s.ram_pages,
+		.all_ram_pages = s.all_ram_pages, .all_states = s.all_states,
+		.carve_pfn = s.carve_pfn, .carve_pages = s.carve_pages,
+	};
+}
+
+static int query(int fd, const void *addr, struct nopfn_test_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->addr = (uintptr_t)addr;
+	return ioctl(fd, NOPFN_TEST_IOC_QUERY, q) ? -errno : 0;
+}
+
+static char *map_pages(int fd, size_t npages, uint64_t pgoff, int prot,
+		       int flags)
+{
+	void *p = mmap(NULL, npages * psz, prot, flags, fd, pgoff * psz);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int open_dev(void)
+{
+	return open(DEV_PATH, O_RDWR | O_CLOEXEC);
+}
+
+/*
+ * Access one byte and catch SIGBUS/SIGSEGV: returns 0 if the access
+ * completed, else the signal number, with its siginfo in *info.
+ */
+static __thread sigjmp_buf probe_env;
+static __thread volatile sig_atomic_t probe_armed;
+static __thread siginfo_t probe_info;
+
+static void probe_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (!probe_armed) {
+		signal(sig, SIG_DFL);	/* not ours: die of it */
+		raise(sig);
+		return;
+	}
+	probe_info = *si;
+	siglongjmp(probe_env, 1);
+}
+
+static int probe(volatile char *addr, bool write, char *val, siginfo_t *info)
+{
+	struct sigaction sa = { .sa_sigaction = probe_handler,
+				.sa_flags = SA_SIGINFO };
+	struct sigaction old_bus, old_segv;
+	int ret = 0;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &old_bus);
+	sigaction(SIGSEGV, &sa, &old_segv);
+	if (sigsetjmp(probe_env, 1) == 0) {
+		probe_armed = 1;
+		if (write)
+			*addr = *val;
+		else
+			*val = *addr;
+		probe_armed = 0;
+	} else {
+		probe_armed = 0;
+		ret = probe_info.si_signo;
+		if (info)
+			*info = probe_info;
+	}
+	sigaction(SIGBUS, &old_bus, NULL);
+	sigaction(SIGSEGV, &old_segv, NULL);
+	return ret;
+}
+
+/* A signal handler that counts and stamps its runs. */
+static volatile sig_atomic_t usr1_runs;
+static volatile double usr1_when;
+
+static void usr1_handler(int sig)
+{
+	(void)sig;
+	usr1_runs++;
+	usr1_when = now_ms();
+}
+
+static void install_usr1(void)
+{
+	struct sigaction sa = { .sa_handler = usr1_handler };
+
+	sigemptyset(&sa.sa_mask);
+	usr1_runs = 0;
+	sigaction(SIGUSR1, &sa, NULL);
+}
+
+/*
+ * Wait (at most 5 s) until the module has seen at least @n ->nopfn() calls
+ * on @fd, then @extra_ms more: the faulting thread is then inside its wait.
+ */
+static bool wait_for_calls(int fd, long long n, unsigned int extra_ms)
+{
+	double end = now_ms() + 5000;
+
+	while (stats(fd).calls < n) {
+		if (now_ms() > end)
+			return false;
+		sleep_ms(2);
+	}
+	sleep_ms(extra_ms);
+	return true;
+}
+
+/* A thread that reads one byte of a mapping and times it. */
+struct toucher {
+	pthread_t thread;
+	volatile char *addr;
+	char val;
+	double start, end;
+};
+
+static void *toucher_fn(void *arg)
+{
+	struct toucher *t = arg;
+
+	t->start = now_ms();
+	t->val = *t->addr;
+	t->end = now_ms();
+	return NULL;
+}
+
+static int toucher_start(struct toucher *t, volatile char *addr)
+{
+	memset(t, 0, sizeof(*t));
+	t->addr = addr;
+	return pthread_create(&t->thread, NULL, toucher_fn, t);
+}
+
+/* A thread that sends SIGUSR1 to @target once @fd saw a ->nopfn() call. */
+struct signaller {
+	pthread_t thread;
+	pthread_t target;
+	int fd;
+	unsigned int delay_ms;
+	bool ok;
+	double sent;
+};
+
+static void *signaller_fn(void *arg)
+{
+	struct signaller *s = arg;
+
+	s->ok = wait_for_calls(s->fd, 1, s->delay_ms);
+	s->sent = now_ms();
+	pthread_kill(s->target, SIGUSR1);
+	return NULL;
+}
+
+/* ----------------------------------------------------------- fixture */
+
+FIXTURE(nopfn) {
+	int fd;		/* the file under test */
+	int watch;	/* a second file, to read module-wide counters */
+	struct counts base;	/* module-wide counters at setup */
+};
+
+FIXTURE_SETUP(nopfn)
+{
+	psz = sysconf(_SC_PAGESIZE);
+	self->fd = -1;
+	self->watch = open_dev();
+	if (self->watch < 0)
+		TH_LOG("cannot open %s: %s: is the nopfn_test module loaded?",
+		       DEV_PATH, strerror(errno));
+	ASSERT_LE(0, self->watch);
+	self->base = stats(self->watch);
+	self->fd = open_dev();
+	ASSERT_LE(0, self->fd);
+}
+
+FIXTURE_TEARDOWN(nopfn)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->watch >= 0)
+		close(self->watch);
+}
+
+/*
+ * The module holds as many states and RAM pages as before the test's file
+ * was opened: that file's state went with it and its last mapping.
+ */
+#define ASSERT_NO_LEAK() do {						\
+	struct counts __now = stats(self->watch);			\
+	ASSERT_EQ(self->base.all_states, __now.all_states);		\
+	ASSERT_EQ(self->base.all_ram_pages, __now.all_ram_pages);	\
+} while (0)
+
+/* ------------------------------------------------------------- tests */
+
+/*
+ * NOPFN_TEST_RAM: a PFN of ordinary RAM. Reads see zeroes, writes stick,
+ * the PTE maps the module's page, and the data survives munmap and mmap
+ * (the page belongs to the module, not to the mapping).
+ */
+TEST_F(nopfn, ram_read_write_remap)
+{
+	const int n = 4;
+	struct nopfn_test_query q;
+	struct counts s;
+	uint64_t pfn[4];
+	char *m;
+	int i;
+
+	m = map_pages(self->fd, n, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, m[i * psz]);
+		ASSERT_EQ(0, m[i * psz + psz - 1]);
+		memset(m + i * psz, 'A' + i, psz);
+	}
+	s = stats(self->fd);
+	ASSERT_EQ(n, s.calls);
+	ASSERT_EQ(n, s.ret_pfn);
+	ASSERT_EQ(n, s.ram_pages);
+	ASSERT_EQ(self->base.all_ram_pages + n, s.all_ram_pages);
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, query(self->fd, m + i * psz, &q));
+		ASSERT_EQ(NOPFN_TEST_Q_PRESENT | NOPFN_TEST_Q_WRITE |
+			  NOPFN_TEST_Q_PFN_VALID, q.flags);
+		ASSERT_EQ((uint64_t)i, q.pgoff);
+		ASSERT_NE(0ULL, q.ram_pfn);
+		ASSERT_EQ(q.ram_pfn, q.pfn);
+		pfn[i] = q.pfn;
+	}
+	ASSERT_EQ(0, munmap(m, n * psz));
+
+	m = map_pages(self->fd, n, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, query(self->fd, m, &q));
+	ASSERT_FALSE(!!(q.flags & NOPFN_TEST_Q_PRESENT));
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ('A' + i, m[i * psz]);
+		ASSERT_EQ('A' + i, m[i * psz + psz - 1]);
+		ASSERT_EQ(0, query(self->fd, m + i * psz, &q));
+		ASSERT_EQ(pfn[i], q.pfn);
+	}
+	s = stats(self->fd);
+	ASSERT_EQ(2 * n, s.calls);
+	ASSERT_EQ(n, s.ram_pages);
+
+	/* A mapping at an offset: page index = vm_pgoff + page. */
+	ASSERT_EQ(0, munmap(m, n * psz));
+	m = map_pages(self->fd, 2, 2, PROT_READ, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ('C', m[0]);
+	ASSERT_EQ('D', m[psz]);
+	ASSERT_EQ(0, query(self->fd, m + psz, &q));
+	ASSERT_EQ(3ULL, q.pgoff);
+	ASSERT_EQ(pfn[3], q.pfn);
+	ASSERT_EQ(0, munmap(m, 2 * psz));
+
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_NO_LEAK();
+}
+
+/*
+ * NOPFN_TEST_CARVE: PFNs of RAM the kernel does not manage (above mem=):
+ * no struct page. Page i maps carve_phys + i * PAGE_SIZE, and data written
+ * there survives munmap, mmap, and even the file and its state.
+ */
+TEST_F(nopfn, carve_no_struct_page)
+{
+	const int n = 3;
+	struct nopfn_test_query q;
+	struct counts s;
+	char *m, cookie[64];
+	int i, ret;
+
+	ret = set_pages(self->fd, 0, n, NOPFN_TEST_CARVE, 0);
+	if (ret == -ENODEV)
+		SKIP(return, "module loaded without carve_phys/carve_size");
+	if (ret == -EBUSY)
+		SKIP(return, "carve-out has struct pages (pfn_valid): not RAM hidden by mem=");
+	ASSERT_EQ(0, ret);
+	s = stats(self->fd);
+	ASSERT_NE(0, s.carve_pfn);
+	ASSERT_LE(n, s.carve_pages);
+	diag("carve-out: PFN %#llx, %llu pages",
+	     (unsigned long long)s.carve_pfn,
+	     (unsigned long long)s.carve_pages);
+	/* Past the end of the carve-out: refused. */
+	if (s.carve_pages < NOPFN_TEST_MAX_PAGES)
+		ASSERT_EQ(-ERANGE, set_pages(self->fd, s.carve_pages - 1, 2,
+					     NOPFN_TEST_CARVE, 0));
+
+	m = map_pages(self->fd, n, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	snprintf(cookie, sizeof(cookie), "nopfn carve %d %.0f", getpid(),
+		 now_ms());
+	for (i = 0; i < n; i++) {
+		m[i * psz] = (char)i;
+		strcpy(m + i * psz + 1, cookie);
+		m[i * psz + psz - 1] = (char)(0x5a + i);
+		ASSERT_EQ(0, query(self->fd, m + i * psz, &q));
+		ASSERT_EQ(NOPFN_TEST_Q_PRESENT | NOPFN_TEST_Q_WRITE, q.flags);
+		ASSERT_EQ((uint64_t)(s.carve_pfn + i), q.pfn);
+		ASSERT_EQ(0ULL, q.ram_pfn);
+	}
+	s = stats(self->fd);
+	ASSERT_EQ(n, s.ret_pfn);
+	ASSERT_EQ(0, s.ram_pages);
+	ASSERT_EQ(0, munmap(m, n * psz));
+
+	m = map_pages(self->fd, n, 0, PROT_READ, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ((char)i, m[i * psz]);
+		ASSERT_STREQ(cookie, m + i * psz + 1);
+		ASSERT_EQ((char)(0x5a + i), m[i * psz + psz - 1]);
+	}
+	ASSERT_EQ(0, munmap(m, n * psz));
+
+	/* A new file, a new state: the same physical memory. */
+	close(self->fd);
+	self->fd = open_dev();
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, set_pages(self->fd, 0, n, NOPFN_TEST_CARVE, 0));
+	m = map_pages(self->fd, n, 0, PROT_READ, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	for (i = 0; i < n; i++)
+		ASSERT_STREQ(cookie, m + i * psz + 1);
+	ASSERT_EQ(0, munmap(m, n * psz));
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_NO_LEAK();
+}
+
+/* NOPFN_SIGBUS: SIGBUS at the faulting address, for reads and writes. */
+TEST_F(nopfn, sigbus_si_addr)
+{
+	struct counts s;
+	siginfo_t si;
+	char *m, v = 'x';
+
+	ASSERT_EQ(0, set_pages(self->fd, 1, 1, NOPFN_TEST_SIGBUS, 0));
+	m = map_pages(self->fd, 3, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+
+	ASSERT_EQ(SIGBUS, probe(m + psz + 123, false, &v, &si));
+	ASSERT_EQ(SIGBUS, si.si_signo);
+	ASSERT_EQ(BUS_ADRERR, si.si_code);
+	ASSERT_EQ((void *)(m + psz + 123), si.si_addr);
+
+	ASSERT_EQ(SIGBUS, probe(m + 2 * psz - 1, true, &v, &si));
+	ASSERT_EQ((void *)(m + 2 * psz - 1), si.si_addr);
+
+	/* Its neighbours are fine. */
+	ASSERT_EQ(0, probe(m, true, &v, NULL));
+	ASSERT_EQ(0, probe(m + 2 * psz, true, &v, NULL));
+	ASSERT_EQ('x', m[2 * psz]);
+
+	s = stats(self->fd);
+	ASSERT_EQ(2, s.ret_sigbus);
+	ASSERT_EQ(2, s.ret_pfn);
+	ASSERT_EQ(4, s.calls);
+	ASSERT_EQ(0, munmap(m, 3 * psz));
+}
+
+/*
+ * NOPFN_OOM once, then a PFN: the fault is retried (6.1 reports a
+ * VM_FAULT_OOM of a user fault and retries it), the access completes.
+ */
+TEST_F(nopfn, oom_once_then_success)
+{
+	struct counts s;
+	siginfo_t si;
+	char *m, v = 0;
+
+	ASSERT_EQ(0, set_pages(self->fd, 0, 1, NOPFN_TEST_OOM_ONCE, 0));
+	m = map_pages(self->fd, 1, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, probe(m, false, &v, &si)) {
+		TH_LOG("signal %d at %p", si.si_signo, si.si_addr);
+	}
+	ASSERT_EQ(0, v);
+	s = stats(self->fd);
+	ASSERT_EQ(2, s.calls);
+	ASSERT_EQ(1, s.ret_oom);
+	ASSERT_EQ(1, s.ret_pfn);
+	m[0] = 'o';
+	ASSERT_EQ('o', m[0]);
+	ASSERT_EQ(2, stats(self->fd).calls);
+	ASSERT_EQ(0, munmap(m, psz));
+}
+
+/*
+ * NOPFN_REFAULT: the handler waits interruptibly holding mmap_lock; a
+ * signal ends the wait, the handler runs, and the access faults again and
+ * completes once the wait is over.
+ */
+TEST_F(nopfn, refault_after_signal)
+{
+	const unsigned int wait_ms = 400;
+	struct counts s;
+	struct signaller sig = { .fd = self->fd, .delay_ms = 50 };
+	double t0, t1;
+	char *m;
+	char v;
+
+	install_usr1();
+	ASSERT_EQ(0, set_pages(self->fd, 0, 1, NOPFN_TEST_SLEEP_LOCKED,
+			       wait_ms));
+	m = map_pages(self->fd, 1, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	sig.target = pthread_self();
+	ASSERT_EQ(0, pthread_create(&sig.thread, NULL, signaller_fn, &sig));
+
+	t0 = now_ms();
+	v = *(volatile char *)m;
+	t1 = now_ms();
+	pthread_join(sig.thread, NULL);
+
+	ASSERT_TRUE(sig.ok);
+	ASSERT_EQ(0, v);
+	ASSERT_EQ(1, usr1_runs);
+	/* The handler ran while the access was pending. */
+	ASSERT_LT(t0, usr1_when);
+	ASSERT_LT(usr1_when, t1);
+	s = stats(self->fd);
+	ASSERT_LE(2, s.calls);
+	ASSERT_LE(1, s.ret_refault);
+	ASSERT_EQ(1, s.ret_pfn);
+	ASSERT_EQ(0, s.ret_retry);
+	/* The wait ran to its end, a signal did not cut it short. */
+	ASSERT_LE(wait_ms * 3 / 4, t1 - t0);
+	diag("access with a signal %.0f ms into a %u ms locked wait: %.0f ms, %llu calls",
+	     sig.sent - t0, wait_ms, t1 - t0, (unsigned long long)s.calls);
+	ASSERT_EQ(0, munmap(m, psz));
+}
+
+/*
+ * NOPFN_RETRY: the handler releases mmap_lock, waits and returns
+ * NOPFN_RETRY; the retried fault maps the page.
+ */
+TEST_F(nopfn, retry_after_unlocked_wait)
+{
+	const unsigned int wait_ms = 300;
+	struct counts s;
+	double t0, t1;
+	char *m;
+
+	ASSERT_EQ(0, set_pages(self->fd, 0, 1, NOPFN_TEST_SLEEP_UNLOCKED,
+			       wait_ms));
+	m = map_pages(self->fd, 1, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	t0 = now_ms();
+	m[0] = 'r';
+	t1 = now_ms();
+	ASSERT_EQ('r', m[0]);
+	s = stats(self->fd);
+	ASSERT_EQ(2, s.calls);
+	ASSERT_EQ(1, s.ret_retry);
+	ASSERT_EQ(1, s.ret_pfn);
+	ASSERT_EQ(0, s.lock_kept);
+	ASSERT_EQ(0, s.ret_refault);
+	ASSERT_LE(wait_ms * 3 / 4, t1 - t0);
+	ASSERT_EQ(0, munmap(m, psz));
+}
+
+/*
+ * A signal during the unlocked wait: the retry is cut short, the signal
+ * handler runs, the access faults again, waits out the rest and completes.
+ */
+TEST_F(nopfn, retry_signal_during_unlocked_wait)
+{
+	const unsigned int wait_ms = 400;
+	struct counts s;
+	struct signaller sig = { .fd = self->fd, .delay_ms = 50 };
+	double t0, t1;
+	char *m;
+	char v;
+
+	install_usr1();
+	ASSERT_EQ(0, set_pages(self->fd, 0, 1, NOPFN_TEST_SLEEP_UNLOCKED,
+			       wait_ms));
+	m = map_pages(self->fd, 1, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	sig.target = pthread_self();
+	ASSERT_EQ(0, pthread_create(&sig.thread, NULL, signaller_fn, &sig));
+	t0 = now_ms();
+	v = *(volatile char *)m;
+	t1 = now_ms();
+	pthread_join(sig.thread, NULL);
+
+	ASSERT_TRUE(sig.ok);
+	ASSERT_EQ(0, v);
+	ASSERT_EQ(1, usr1_runs);
+	ASSERT_LT(t0, usr1_when);
+	ASSERT_LT(usr1_when, t1);
+	s = stats(self->fd);
+	ASSERT_LE(2, s.ret_retry);
+	ASSERT_LE(3, s.calls);
+	ASSERT_EQ(1, s.ret_pfn);
+	ASSERT_LE(wait_ms * 3 / 4, t1 - t0);
+	ASSERT_EQ(0, munmap(m, psz));
+}
+
+/*
+ * A fault from kernel mode (a system call reading the mapping): the wait
+ * with mmap_lock released ends in a retry and the call completes; a signal
+ * during a wait that holds the lock makes the handler return NOPFN_REFAULT,
+ * which the core turns into -EFAULT for the call (the access would fault
+ * again at once and for ever otherwise), and the signal handler runs.
+ */
+TEST_F(nopfn, uaccess_from_waiting_page)
+{
+	const unsigned int wait_ms = 300;
+	struct signaller sig = { .fd = self->fd, .delay_ms = 50 };
+	struct counts s;
+	int pipefd[2];
+	double t0, t1;
+	ssize_t ret;
+	char c;
+	char *m;
+
+	install_usr1();
+	ASSERT_EQ(0, pipe(pipefd));
+	ASSERT_EQ(0, set_pages(self->fd, 0, 1, NOPFN_TEST_SLEEP_UNLOCKED,
+			       wait_ms));
+	ASSERT_EQ(0, set_pages(self->fd, 1, 1, NOPFN_TEST_SLEEP_LOCKED,
+			       wait_ms));
+	m = map_pages(self->fd, 2, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+
+	/* write() copies from page 0, which waits with the lock released. */
+	t0 = now_ms();
+	ASSERT_EQ(1, write(pipefd[1], m, 1));
+	t1 = now_ms();
+	ASSERT_EQ(1, read(pipefd[0], &c, 1));
+	ASSERT_EQ(0, c);
+	ASSERT_LE(wait_ms * 3 / 4, t1 - t0);
+	s = stats(self->fd);
+	ASSERT_EQ(1, s.ret_retry);
+	ASSERT_EQ(1, s.ret_pfn);
+
+	/* write() from page 1, interrupted while the handler holds the lock */
+	ASSERT_EQ(0, ioctl(self->fd, NOPFN_TEST_IOC_RESET_STATS));
+	sig.target = pthread_self();
+	ASSERT_EQ(0, pthread_create(&sig.thread, NULL, signaller_fn, &sig));
+	t0 = now_ms();
+	ret = write(pipefd[1], m + psz, 1);
+	t1 = now_ms();
+	pthread_join(sig.thread, NULL);
+	ASSERT_TRUE(sig.ok);
+	ASSERT_EQ(-1, ret);
+	ASSERT_EQ(EFAULT, errno);
+	ASSERT_EQ(1, usr1_runs);
+	ASSERT_GT(wait_ms - 50, t1 - t0);
+	s = stats(self->fd);
+	/* The uaccess may try again (x86 does, byte by byte): same answer. */
+	ASSERT_LE(1, s.calls);
+	ASSERT_EQ(s.calls, s.ret_refault);
+	ASSERT_EQ(0, s.ret_pfn);
+
+	/* Once the wait is over, the page is there for everyone. */
+	sleep_ms(wait_ms);
+	ASSERT_EQ(1, write(pipefd[1], m + psz, 1));
+	ASSERT_EQ(1, read(pipefd[0], &c, 1));
+	ASSERT_EQ(1, stats(self->fd).ret_pfn);
+	ASSERT_EQ(0, munmap(m, 2 * psz));
+}
+
+/*
+ * Another thread's mmap() goes through while a fault waits with mmap_lock
+ * released, and waits for the end of a wait that holds it.
+ */
+TEST_F(nopfn, mmap_during_wait)
+{
+	const unsigned int wait_ms = 400;
+	double during[2], access[2];
+	struct toucher t;
+	int k;
+	char *m;
+
+	ASSERT_EQ(0, set_pages(self->fd, 0, 1, NOPFN_TEST_SLEEP_UNLOCKED,
+			       wait_ms));
+	ASSERT_EQ(0, set_pages(self->fd, 1, 1, NOPFN_TEST_SLEEP_LOCKED,
+			       wait_ms));
+	m = map_pages(self->fd, 2, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+
+	for (k = 0; k < 2; k++) {
+		double t0;
+		void *a;
+
+		ASSERT_EQ(0, ioctl(self->fd, NOPFN_TEST_IOC_RESET_STATS));
+		ASSERT_EQ(0, toucher_start(&t, m + k * psz));
+		ASSERT_TRUE(wait_for_calls(self->fd, 1, 30));
+		t0 = now_ms();
+		a = mmap(NULL, psz, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		during[k] = now_ms() - t0;
+		pthread_join(t.thread, NULL);
+		ASSERT_NE(MAP_FAILED, a);
+		ASSERT_EQ(0, munmap(a, psz));
+		access[k] = t.end - t.start;
+		ASSERT_EQ(0, t.val);
+	}
+	diag("mmap during unlocked sleep: %.0f ms, during locked sleep: %.0f ms",
+	     during[0], during[1]);
+	diag("faulting access: %.0f ms unlocked, %.0f ms locked (sleep %u ms)",
+	     access[0], access[1], wait_ms);
+	ASSERT_LE(wait_ms * 3 / 4, access[0]);
+	ASSERT_LE(wait_ms * 3 / 4, access[1]);
+	/* Unlocked: mmap() did not wait for the fault. */
+	ASSERT_GT(wait_ms / 4, during[0]);
+	/* Locked: mmap() waited for most of the fault's wait. */
+	ASSERT_LT(wait_ms / 2, during[1]);
+	ASSERT_EQ(0, munmap(m, 2 * psz));
+}
+
+/* NOPFN_TEST_IOC_WAKE ends a long wait at once, locked or not. */
+TEST_F(nopfn, wake_ends_waits)
+{
+	const unsigned int wait_ms = NOPFN_TEST_MAX_SLEEP_MS;
+	struct toucher t;
+	char *m;
+	int k;
+
+	ASSERT_EQ(-EINVAL, set_pages(self->fd, 0, 1, NOPFN_TEST_SLEEP_LOCKED,
+				     NOPFN_TEST_MAX_SLEEP_MS + 1));
+	ASSERT_EQ(0, set_pages(self->fd, 0, 1, NOPFN_TEST_SLEEP_UNLOCKED,
+			       wait_ms));
+	ASSERT_EQ(0, set_pages(self->fd, 1, 1, NOPFN_TEST_SLEEP_LOCKED,
+			       wait_ms));
+	m = map_pages(self->fd, 2, 0, PROT_READ, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	for (k = 0; k < 2; k++) {
+		ASSERT_EQ(0, ioctl(self->fd, NOPFN_TEST_IOC_RESET_STATS));
+		ASSERT_EQ(0, toucher_start(&t, m + k * psz));
+		ASSERT_TRUE(wait_for_calls(self->fd, 1, 50));
+		ASSERT_EQ(0, ioctl(self->fd, NOPFN_TEST_IOC_WAKE));
+		pthread_join(t.thread, NULL);
+		ASSERT_GT(wait_ms / 2, t.end - t.start);
+		ASSERT_EQ(1, stats(self->fd).ret_pfn);
+	}
+	ASSERT_EQ(0, munmap(m, 2 * psz));
+}
+
+/*
+ * Many threads fault the same page at once: one PTE, one RAM page, the
+ * same data everywhere. With NOPFN_TEST_SLEEP_LOCKED they all pile up in
+ * the handler and return the same PFN together.
+ */
+#define NTHREADS 8
+
+struct racer {
+	pthread_t thread;
+	pthread_barrier_t *barrier;
+	int fd;
+	volatile char *page;
+	int index;
+	char seen;
+	uint64_t pfn;
+	int qerr;
+};
+
+static void *racer_fn(void *arg)
+{
+	struct racer *r = arg;
+	struct nopfn_test_query q;
+
+	pthread_barrier_wait(r->barrier);
+	r->seen = r->page[0];
+	r->page[64 + r->index] = (char)(0x40 + r->index);
+	r->qerr = query(r->fd, (const void *)r->page, &q);
+	r->pfn = q.pfn;
+	return NULL;
+}
+
+TEST_F(nopfn, threads_fault_same_page)
+{
+	struct racer r[NTHREADS];
+	pthread_barrier_t barrier;
+	struct nopfn_test_query q;
+	struct counts s;
+	int k, i;
+	char *m;
+
+	ASSERT_EQ(0, set_pages(self->fd, 1, 1, NOPFN_TEST_SLEEP_LOCKED, 200));
+	m = map_pages(self->fd, 2, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+
+	for (k = 0; k < 2; k++) {	/* page 0: RAM, page 1: waits */
+		char *page = m + k * psz;
+
+		ASSERT_EQ(0, ioctl(self->fd, NOPFN_TEST_IOC_RESET_STATS));
+		pthread_barrier_init(&barrier, NULL, NTHREADS);
+		for (i = 0; i < NTHREADS; i++) {
+			r[i] = (struct racer){ .barrier = &barrier,
+					       .fd = self->fd, .page = page,
+					       .index = i };
+			ASSERT_EQ(0, pthread_create(&r[i].thread, NULL,
+						    racer_fn, &r[i]));
+		}
+		for (i = 0; i < NTHREADS; i++)
+			pthread_join(r[i].thread, NULL);
+		pthread_barrier_destroy(&barrier);
+
+		ASSERT_EQ(0, query(self->fd, page, &q));
+		ASSERT_TRUE(!!(q.flags & NOPFN_TEST_Q_PRESENT));
+		ASSERT_EQ(q.ram_pfn, q.pfn);
+		for (i = 0; i < NTHREADS; i++) {
+			ASSERT_EQ(0, r[i].seen);
+			ASSERT_EQ(0, r[i].qerr);
+			ASSERT_EQ(q.pfn, r[i].pfn);
+			ASSERT_EQ((char)(0x40 + i), page[64 + i]);
+		}
+		s = stats(self->fd);
+		diag("%d threads on a %s page: %llu nopfn calls", NTHREADS,
+		     k ? "waiting" : "RAM", (unsigned long long)s.calls);
+		ASSERT_LE(1, s.calls);
+		ASSERT_GE(NTHREADS, s.calls);
+		ASSERT_EQ(s.calls, s.ret_pfn);
+		ASSERT_EQ(k + 1, s.ram_pages);
+		ASSERT_EQ(self->base.all_ram_pages + k + 1, s.all_ram_pages);
+	}
+	/* With the wait, they all got into the handler. */
+	ASSERT_LT(1, s.calls);
+	ASSERT_EQ(0, munmap(m, 2 * psz));
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_NO_LEAK();
+}
+
+/*
+ * Misuse that the core must refuse without calling the handler: a
+ * private, copy-on-write mapping, and a mapping without VM_PFNMAP. Each
+ * access gets SIGBUS; the kernel warns once, naming nopfn_test_nopfn.
+ */
+TEST_F(nopfn, misuse_cow_mapping)
+{
+	siginfo_t si;
+	char *m, v = 'w';
+
+	/* The correct mode refuses private mappings itself. */
+	ASSERT_EQ(NULL, map_pages(self->fd, 1, 0, PROT_READ, MAP_PRIVATE));
+	ASSERT_EQ(EINVAL, errno);
+
+	ASSERT_EQ(0, set_map_mode(self->fd, NOPFN_TEST_MAP_COW));
+	ASSERT_EQ(NULL, map_pages(self->fd, 1, 0, PROT_READ, MAP_SHARED));
+	m = map_pages(self->fd, 2, 0, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(SIGBUS, probe(m + 5, false, &v, &si));
+	ASSERT_EQ((void *)(m + 5), si.si_addr);
+	ASSERT_EQ(SIGBUS, probe(m + psz, true, &v, &si));
+	ASSERT_EQ((void *)(m + psz), si.si_addr);
+	ASSERT_EQ(0, stats(self->fd).calls);
+	ASSERT_EQ(0, munmap(m, 2 * psz));
+
+	/* The file still works for correct mappings. */
+	ASSERT_EQ(0, set_map_mode(self->fd, NOPFN_TEST_MAP_PFNMAP));
+	m = map_pages(self->fd, 1, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	m[0] = 1;
+	ASSERT_EQ(1, stats(self->fd).calls);
+	ASSERT_EQ(0, munmap(m, psz));
+}
+
+TEST_F(nopfn, misuse_no_pfnmap)
+{
+	siginfo_t si;
+	char *m, v = 'w';
+
+	ASSERT_EQ(-EINVAL, set_map_mode(self->fd, NOPFN_TEST_NR_MAP_MODES));
+	ASSERT_EQ(0, set_map_mode(self->fd, NOPFN_TEST_MAP_NO_PFNMAP));
+	m = map_pages(self->fd, 2, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(SIGBUS, probe(m, false, &v, &si));
+	ASSERT_EQ((void *)m, si.si_addr);
+	ASSERT_EQ(SIGBUS, probe(m + psz + 7, true, &v, &si));
+	ASSERT_EQ((void *)(m + psz + 7), si.si_addr);
+	ASSERT_EQ(0, stats(self->fd).calls);
+	ASSERT_EQ(0, munmap(m, 2 * psz));
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_NO_LEAK();
+}
+
+/*
+ * fork(): the child has the same shared mapping: it sees the parent's
+ * data, faults further pages through ->nopfn() itself, and writes go both
+ * ways.
+ */
+static int wait_byte(int fd, char want)
+{
+	char c;
+
+	return read(fd, &c, 1) == 1 && c == want ? 0 : -1;
+}
+
+TEST_F(nopfn, fork_shares_mapping)
+{
+	struct nopfn_test_query q;
+	uint64_t parent_pfn;
+	int to_child[2], to_parent[2], status;
+	char *m;
+	pid_t pid;
+
+	m = map_pages(self->fd, 2, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	strcpy(m, "from parent");
+	ASSERT_EQ(0, query(self->fd, m, &q));
+	parent_pfn = q.pfn;
+	ASSERT_EQ(0, pipe(to_child));
+	ASSERT_EQ(0, pipe(to_parent));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int bad = 0;
+
+		/* Exit codes name the failed check. */
+		if (strcmp(m, "from parent"))
+			_exit(10);
+		if (query(self->fd, m, &q) || q.pfn != parent_pfn)
+			_exit(11);
+		if (m[psz] != 0)	/* faulted in the child */
+			_exit(12);
+		strcpy(m, "from child");
+		strcpy(m + psz, "child page 1");
+		if (write(to_parent[1], "c", 1) != 1)
+			_exit(13);
+		if (wait_byte(to_child[0], 'p'))
+			_exit(14);
+		bad |= strcmp(m, "parent again") ? 1 : 0;
+		bad |= strcmp(m + psz, "parent page 1") ? 2 : 0;
+		_exit(bad ? 20 + bad : 0);
+	}
+	ASSERT_EQ(0, wait_byte(to_parent[0], 'c'));
+	ASSERT_STREQ("from child", m);
+	ASSERT_STREQ("child page 1", m + psz);
+	strcpy(m, "parent again");
+	strcpy(m + psz, "parent page 1");
+	ASSERT_EQ(1, write(to_child[1], "p", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(2, stats(self->fd).ram_pages);
+	ASSERT_EQ(0, munmap(m, 2 * psz));
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_NO_LEAK();
+}
+
+/*
+ * munmap() of part of a mapping: that part is gone (SIGSEGV), the rest
+ * still works, and the state goes with the last piece and the file, even
+ * when the file was closed first.
+ */
+TEST_F(nopfn, munmap_partial)
+{
+	siginfo_t si;
+	char *m, v = 0;
+
+	m = map_pages(self->fd, 3, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	memset(m, 'a', 3 * psz);
+	ASSERT_EQ(0, munmap(m + psz, psz));
+	ASSERT_EQ(SIGSEGV, probe(m + psz, false, &v, &si));
+	ASSERT_EQ(SEGV_MAPERR, si.si_code);
+	ASSERT_EQ((void *)(m + psz), si.si_addr);
+	ASSERT_EQ('a', m[0]);
+	ASSERT_EQ('a', m[2 * psz]);
+
+	/* The pieces keep the state alive without the file descriptor. */
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(self->base.all_states + 1, stats(self->watch).all_states);
+	m[0] = 'b';
+	ASSERT_EQ('b', m[0]);
+	ASSERT_EQ(0, munmap(m, psz));
+	ASSERT_EQ('a', m[2 * psz + 5]);
+	ASSERT_EQ(0, munmap(m + 2 * psz, psz));
+	ASSERT_NO_LEAK();
+}
+
+/*
+ * mprotect(): read-only, a write is SIGSEGV (SEGV_ACCERR) and the PTE is
+ * not writable; back to read-write, writes work again.
+ */
+TEST_F(nopfn, mprotect_readonly)
+{
+	struct nopfn_test_query q;
+	siginfo_t si;
+	char *m, v = 'w';
+
+	m = map_pages(self->fd, 2, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	m[0] = 'a';
+	ASSERT_EQ(0, mprotect(m, 2 * psz, PROT_READ));
+	ASSERT_EQ(0, query(self->fd, m, &q));
+	ASSERT_EQ(NOPFN_TEST_Q_PRESENT, q.flags & (NOPFN_TEST_Q_PRESENT |
+						   NOPFN_TEST_Q_WRITE));
+	ASSERT_EQ('a', m[0]);
+	ASSERT_EQ(SIGSEGV, probe(m, true, &v, &si));
+	ASSERT_EQ(SEGV_ACCERR, si.si_code);
+	ASSERT_EQ((void *)m, si.si_addr);
+	/* A page first faulted read-only, then written. */
+	ASSERT_EQ(0, m[psz]);
+	ASSERT_EQ(SIGSEGV, probe(m + psz + 1, true, &v, &si));
+	ASSERT_EQ(SEGV_ACCERR, si.si_code);
+	ASSERT_EQ('a', m[0]);
+	ASSERT_EQ(0, m[psz + 1]);
+
+	ASSERT_EQ(0, mprotect(m, 2 * psz, PROT_READ | PROT_WRITE));
+	ASSERT_EQ(0, probe(m, true, &v, NULL));
+	ASSERT_EQ(0, probe(m + psz + 1, true, &v, NULL));
+	ASSERT_EQ('w', m[0]);
+	ASSERT_EQ('w', m[psz + 1]);
+	ASSERT_EQ(0, query(self->fd, m, &q));
+	ASSERT_TRUE(!!(q.flags & NOPFN_TEST_Q_WRITE));
+	/* Only the two first faults went to the handler. */
+	ASSERT_EQ(2, stats(self->fd).calls);
+
+	/* PROT_NONE: any access is SIGSEGV. */
+	ASSERT_EQ(0, mprotect(m, psz, PROT_NONE));
+	ASSERT_EQ(SIGSEGV, probe(m, false, &v, &si));
+	ASSERT_EQ(0, mprotect(m, psz, PROT_READ));
+	ASSERT_EQ('w', m[0]);
+	ASSERT_EQ(0, munmap(m, 2 * psz));
+}
+
+/*
+ * madvise(MADV_DONTNEED) zaps the PTEs; the next access faults through
+ * ->nopfn() again and finds the module's RAM page with its data.
+ */
+TEST_F(nopfn, madvise_dontneed_refaults)
+{
+	struct nopfn_test_query q;
+	struct counts s;
+	uint64_t pfn;
+	char *m;
+
+	m = map_pages(self->fd, 2, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	strcpy(m, "kept");
+	strcpy(m + psz, "kept too");
+	ASSERT_EQ(0, query(self->fd, m, &q));
+	pfn = q.pfn;
+	ASSERT_EQ(2, stats(self->fd).calls);
+
+	ASSERT_EQ(0, madvise(m, 2 * psz, MADV_DONTNEED)) {
+		TH_LOG("madvise(MADV_DONTNEED) on a nopfn mapping: %s",
+		       strerror(errno));
+	}
+	ASSERT_EQ(0, query(self->fd, m, &q));
+	ASSERT_FALSE(!!(q.flags & NOPFN_TEST_Q_PRESENT));
+	ASSERT_STREQ("kept", m);
+	ASSERT_STREQ("kept too", m + psz);
+	ASSERT_EQ(0, query(self->fd, m, &q));
+	ASSERT_EQ(pfn, q.pfn);
+	s = stats(self->fd);
+	ASSERT_EQ(4, s.calls);
+	ASSERT_EQ(2, s.ram_pages);
+	ASSERT_EQ(0, munmap(m, 2 * psz));
+}
+
+/* The ioctl interface refuses what it does not understand. */
+TEST_F(nopfn, ioctl_validation)
+{
+	struct nopfn_test_query q;
+	int x = 0;
+
+	ASSERT_EQ(-EINVAL, set_pages(self->fd, 0, 0, NOPFN_TEST_RAM, 0));
+	ASSERT_EQ(-EINVAL, set_pages(self->fd, NOPFN_TEST_MAX_PAGES, 1,
+				     NOPFN_TEST_RAM, 0));
+	ASSERT_EQ(-EINVAL, set_pages(self->fd, 1, NOPFN_TEST_MAX_PAGES,
+				     NOPFN_TEST_RAM, 0));
+	ASSERT_EQ(-EINVAL, set_pages(self->fd, 0, 1,
+				     NOPFN_TEST_NR_BEHAVIOURS, 0));
+	ASSERT_EQ(-EINVAL, set_pages(self->fd, 0, 1, NOPFN_TEST_RAM, 10));
+	ASSERT_EQ(-EINVAL, set_pages(self->fd, 0, 1, NOPFN_TEST_SLEEP_UNLOCKED,
+				     NOPFN_TEST_MAX_SLEEP_MS + 1));
+	ASSERT_EQ(0, set_pages(self->fd, 0, NOPFN_TEST_MAX_PAGES,
+			       NOPFN_TEST_RAM, 0));
+	ASSERT_EQ(-1, ioctl(self->fd, _IO(NOPFN_TEST_IOC_MAGIC, 99)));
+	ASSERT_EQ(ENOTTY, errno);
+	ASSERT_EQ(-EFAULT, query(self->fd, &x, &q));
+	ASSERT_EQ(NULL, map_pages(self->fd, 2, NOPFN_TEST_MAX_PAGES - 1,
+				  PROT_READ, MAP_SHARED));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, stats(self->fd).calls);
+}
+
+TEST_HARNESS_MAIN
