@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mspec back end for RISC-V.
+ *
+ * uncached: the base ISA has no page-table memory types: the physical
+ * memory attributes (PMAs) of RAM make it cacheable.  The Svpbmt extension
+ * adds a PBMT field to the PTE (bits 62:61): PMA (0), NC (1: non-cacheable,
+ * idempotent, weakly ordered main memory) and IO (2: non-cacheable,
+ * non-idempotent, strongly ordered I/O).  In 6.1 pgprot_noncached() picks
+ * IO and pgprot_writecombine() NC; mspec hands out memory, so the user
+ * mapping is NC, the RISC-V counterpart of ia64 UC memory and of arm64
+ * Normal-NC.  (IO is for device registers: no speculation, and misaligned
+ * accesses and AMOs follow the PMAs of I/O regions.)  The kernel picks the
+ * PBMT bits at run time through alternatives: with CONFIG_RISCV_ISA_SVPBMT=y
+ * on a hart that has Svpbmt (QEMU: -cpu rv64,svpbmt=on).  Without Svpbmt
+ * (or with a kernel built without it) pgprot_writecombine() changes
+ * nothing: mspec_uncached pages are then silently cacheable, which the
+ * driver reports at load time and in debugfs (info: "noncached 0").
+ *
+ * The linear alias stays PMA (cacheable): set_direct_map_*() are not
+ * exported.  Svpbmt, like Arm, leaves mismatched attributes to software:
+ * the page is zeroed through the alias and, where the kernel does cache
+ * block management (Zicbom, CONFIG_RISCV_ISA_ZICBOM), flushed with
+ * cbo.flush before user space gets it.  QEMU does not model caches, so
+ * there only the PTE bits show the difference.
+ *
+ * cached and fetchop: PMA (cacheable).  LR/SC need memory with the
+ * reservability PMA and AMOs the atomicity PMAs; non-cacheable PBMT types
+ * are not guaranteed to keep them, so the emulated fetchop page is
+ * cacheable.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/gfp.h>
+#include <linux/kernel.h>
+#include <linux/mm.h>
+#include <linux/printk.h>
+#include <asm/barrier.h>
+#include <asm/cacheflush.h>
+#include <asm/hwcap.h>
+#include <asm/pgtable.h>
+
+#include "../mspec_arch.h"
+
+const char * const mspec_arch_name = "riscv";
+
+static bool mspec_riscv_nc;	/* pgprot_writecombine() gives PBMT NC */
+static unsigned int mspec_riscv_cbom;	/* cache block size, 0: no CMO */
+
+int mspec_arch_init(void)
+{
+	mspec_riscv_nc = pgprot_val(pgprot_writecombine(PAGE_SHARED)) !=
+			 pgprot_val(PAGE_SHARED);
+	if (!mspec_riscv_nc)
+		pr_info("no Svpbmt: mspec_uncached mappings are cacheable (PMA)\n");
+
+	if (IS_ENABLED(CONFIG_RISCV_ISA_ZICBOM) &&
+	    riscv_isa_extension_available(NULL, ZICBOM))
+		mspec_riscv_cbom = riscv_cbom_block_size;
+	return 0;
+}
+
+void mspec_arch_exit(void)
+{
+}
+
+/* cbo.flush (clean and invalidate) over [addr, addr + size). */
+static void mspec_riscv_flush(void *addr, size_t size)
+{
+	unsigned long line = mspec_riscv_cbom;
+	unsigned long p, end = (unsigned long)addr + size;
+
+	if (!line)
+		return;
+	/* The zeroing stores are done before the blocks are flushed... */
+	mb();
+	for (p = (unsigned long)addr & ~(line - 1); p < end; p += line)
+		asm volatile(".insn i 0x0f, 2, x0, %0, 2" : : "r" (p) : "memory");
+	/* ...and the flushes before the page is published to user space. */
+	mb();
+}
+
+unsigned long mspec_arch_alloc_page(enum mspec_type type, int nid)
+{
+	struct page *page;
+	void *addr;
+
+	page = alloc_pages_node(nid, MSPEC_GFP, 0);
+	if (!page)
+		return 0;
+	addr = page_address(page);
+	if (type == MSPEC_UNCACHED && mspec_riscv_nc)
+		mspec_riscv_flush(addr, PAGE_SIZE);
+	return (unsigned long)addr;
+}
+
+bool mspec_arch_free_page(enum mspec_type type, unsigned long maddr)
+{
+	/* Every byte is written through the alias: stale lines are not read. */
+	clear_page((void *)maddr);
+	free_page(maddr);
+	return true;
+}
+
+unsigned long mspec_arch_pfn(enum mspec_type type, unsigned long maddr)
+{
+	return __pa(maddr) >> PAGE_SHIFT;
+}
+
+pgprot_t mspec_arch_pgprot(enum mspec_type type, pgprot_t prot)
+{
+	if (type == MSPEC_UNCACHED)
+		return pgprot_writecombine(prot);
+	return prot;
+}
+
+bool mspec_arch_noncached(enum mspec_type type)
+{
+	return type == MSPEC_UNCACHED && mspec_riscv_nc;
+}
+
+const char *mspec_arch_describe(enum mspec_type type)
+{
+	switch (type) {
+	case MSPEC_UNCACHED:
+		if (!mspec_riscv_nc)
+			return "no Svpbmt: PMA (cacheable) user mapping, not uncached";
+		return "Svpbmt NC user mapping, PMA linear alias (cbo.flush with Zicbom)";
+	case MSPEC_CACHED:
+		return "PMA (cacheable) pages";
+	case MSPEC_FETCHOP:
+		return "PMA (cacheable) pages, fetchop emulated with AMOs/LR-SC";
+	default:
+		return "unknown type";
+	}
+}
+
+int mspec_arch_pte_memtype(pte_t pte, const char **name)
+{
+	unsigned long mask = _PAGE_MTMASK;
+	unsigned long mt = pte_val(pte) & mask;
+
+	if (!mask) {
+		*name = "PMA(no-Svpbmt)";
+		return 1;
+	}
+	if (mt == _PAGE_IO) {
+		*name = "IO";
+		return 0;
+	}
+	if (mt == _PAGE_NOCACHE) {
+		*name = "NC";
+		return 0;
+	}
+	*name = "PMA";
+	return 1;
+}
+
+int mspec_arch_alias_memtype(unsigned long pfn, const char **name)
+{
+	/* The linear map is never changed by this back end. */
+	*name = pfn_valid(pfn) ? "PMA" : "none";
+	return pfn_valid(pfn) ? 1 : -1;
+}

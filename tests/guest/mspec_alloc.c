@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mspec: page allocation failures, injected through
+ * /sys/kernel/debug/mspec/fail_next_alloc (the next N allocations fail,
+ * whatever the device type) and fail_sigbus (0: the failure is reported
+ * as NOPFN_OOM, like a real one; 1: as NOPFN_SIGBUS), and page reuse.
+ *
+ *  - SIGBUS: the touching process dies of SIGBUS, the failure is counted,
+ *    nothing is allocated or leaked, other pages of the mapping keep their
+ *    data, and the page can be touched again afterwards;
+ *  - OOM path: in 6.1 VM_FAULT_OOM from a user fault without a real OOM
+ *    retries the fault (pagefault_out_of_memory()): the access completes
+ *    once the injected failures are used up (or, should the OOM killer
+ *    pick the task, it dies of SIGKILL), and nothing leaks either way;
+ *  - pages come back zeroed: whatever a mapping wrote, a later mapping of
+ *    any type reads zeros on first touch.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* 6.1's harness macros have unused parameters of their own. */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+
+/* ------------------------------------------- helpers (in each mspec test) */
+
+#define MSPEC_DEBUGFS	"/sys/kernel/debug/mspec"
+#define NTYPES		3
+
+static const char * const dev_path[NTYPES] = {
+	"/dev/sgi_fetchop", "/dev/mspec_cached", "/dev/mspec_uncached",
+};
+static const char * const type_name[NTYPES] = {
+	"fetchop", "cached", "uncached",
+};
+
+struct counters {
+	long in_use, allocated, freed, leaked, faults, failures, races, mappings;
+};
+
+static int read_counters(const char *type, struct counters *c)
+{
+	char path[128], key[64];
+	long val;
+	FILE *f;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(path, sizeof(path), MSPEC_DEBUGFS "/%s/stats", type);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld", key, &val) == 2) {
+		if (!strcmp(key, "pages_in_use"))
+			c->in_use = val;
+		else if (!strcmp(key, "pages_allocated"))
+			c->allocated = val;
+		else if (!strcmp(key, "pages_freed"))
+			c->freed = val;
+		else if (!strcmp(key, "pages_leaked"))
+			c->leaked = val;
+		else if (!strcmp(key, "faults"))
+			c->faults = val;
+		else if (!strcmp(key, "alloc_failures"))
+			c->failures = val;
+		else if (!strcmp(key, "alloc_races"))
+			c->races = val;
+		else if (!strcmp(key, "mappings"))
+			c->mappings = val;
+	}
+	fclose(f);
+	return 0;
+}
+
+static bool have_mspec(void)
+{
+	return access(dev_path[2], F_OK) == 0 &&
+	       access(MSPEC_DEBUGFS "/uncached/stats", R_OK) == 0;
+}
+
+#define REQUIRE_MSPEC() do {						\
+	if (!have_mspec())						\
+		SKIP(return, "mspec module or debugfs not available");	\
+} while (0)
+
+/* mmap() of a device; the file is closed, the mapping keeps it open. */
+static void *map_dev(const char *path, size_t len, int prot, int flags,
+		     off_t off)
+{
+	int fd = open(path, O_RDWR);
+	void *p;
+	int err;
+
+	if (fd < 0)
+		return MAP_FAILED;
+	p = mmap(NULL, len, prot, flags, fd, off);
+	err = errno;
+	close(fd);
+	errno = err;
+	return p;
+}
+
+static void *map_rw(const char *path, size_t len)
+{
+	return map_dev(path, len, PROT_READ | PROT_WRITE, MAP_SHARED, 0);
+}
+
+static long psz;
+
+static void __attribute__((constructor)) init_psz(void)
+{
+	psz = sysconf(_SC_PAGESIZE);
+}
+
+
+static int write_knob(const char *name, const char *val)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), MSPEC_DEBUGFS "/%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+static long read_knob(const char *name)
+{
+	char path[128], buf[32] = "";
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), MSPEC_DEBUGFS "/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f)) {
+		if (buf[0] == 'Y')
+			v = 1;
+		else if (buf[0] == 'N')
+			v = 0;
+		else
+			v = strtol(buf, NULL, 0);
+	}
+	fclose(f);
+	return v;
+}
+
+/* Wait for @pid: its exit code, 128 + signal if killed, -1 on error. */
+static int wait_for(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return -1;
+}
+
+/* Touch page @i of @p in a child: its wait_for() result. */
+static int touch_in_child(char *p, unsigned long i, bool expect_zero)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		volatile uint64_t *w = (volatile uint64_t *)(p + i * psz);
+
+		alarm(10);	/* a fault that retries forever fails here */
+		if (expect_zero && *w)
+			_exit(1);
+		*w = 0xfeed;
+		_exit(0);
+	}
+	return wait_for(pid);
+}
+
+/* The PFN that maps @addr in this process, 0 if unknown. */
+static unsigned long pfn_of(const void *addr)
+{
+	char buf[512], line[64], *s;
+	unsigned long pfn = 0;
+	ssize_t n;
+	int fd;
+
+	fd = open(MSPEC_DEBUGFS "/pte", O_RDWR);
+	if (fd < 0)
+		return 0;
+	n = snprintf(line, sizeof(line), "%#lx", (unsigned long)addr);
+	if (write(fd, line, n) == n) {
+		n = pread(fd, buf, sizeof(buf) - 1, 0);
+		if (n > 0) {
+			buf[n] = 0;
+			s = strstr(buf, "\npfn ");
+			if (s)
+				pfn = strtoul(s + 5, NULL, 16);
+		}
+	}
+	close(fd);
+	return pfn;
+}
+
+FIXTURE(alloc) {
+	struct counters base[NTYPES];
+};
+
+FIXTURE_SETUP(alloc)
+{
+	int t;
+
+	if (!have_mspec())
+		return;
+	ASSERT_EQ(0, write_knob("fail_next_alloc", "0"));
+	ASSERT_EQ(0, write_knob("fail_sigbus", "0"));
+	for (t = 0; t < NTYPES; t++)
+		ASSERT_EQ(0, read_counters(type_name[t], &self->base[t]));
+}
+
+/* Knobs off again, whatever happened; nothing leaked by the test. */
+FIXTURE_TEARDOWN(alloc)
+{
+	struct counters c;
+	int t;
+
+	if (!have_mspec())
+		return;
+	write_knob("fail_next_alloc", "0");
+	write_knob("fail_sigbus", "0");
+	for (t = 0; t < NTYPES; t++) {
+		ASSERT_EQ(0, read_counters(type_name[t], &c));
+		EXPECT_EQ(self->base[t].in_use, c.in_use)
+			TH_LOG("%s", type_name[t]);
+		EXPECT_EQ(self->base[t].mappings, c.mappings);
+		EXPECT_EQ(self->base[t].leaked, c.leaked);
+		EXPECT_EQ(c.allocated - self->base[t].allocated,
+			  c.freed - self->base[t].freed);
+	}
+}
+
+TEST_F(alloc, injected_failure_gives_sigbus)
+{
+	struct counters c;
+	int t;
+
+	REQUIRE_MSPEC();
+	for (t = 0; t < NTYPES; t++) {
+		struct counters *base = &self->base[t];
+		char *p = map_rw(dev_path[t], 4 * psz);
+
+		ASSERT_NE(MAP_FAILED, p);
+		memset(p, 0x77, psz);			/* page 0: allocated */
+
+		ASSERT_EQ(0, write_knob("fail_sigbus", "1"));
+		ASSERT_EQ(0, write_knob("fail_next_alloc", "1"));
+		EXPECT_EQ(128 + SIGBUS, touch_in_child(p, 1, true))
+			TH_LOG("%s", type_name[t]);
+		EXPECT_EQ(0, read_knob("fail_next_alloc"));
+
+		ASSERT_EQ(0, read_counters(type_name[t], &c));
+		EXPECT_EQ(base->failures + 1, c.failures);
+		EXPECT_EQ(base->in_use + 1, c.in_use);
+		EXPECT_EQ((char)0x77, p[psz - 1]);
+
+		/* The failure is not sticky: the page comes now. */
+		EXPECT_EQ(0, touch_in_child(p, 1, true));
+		ASSERT_EQ(0, read_counters(type_name[t], &c));
+		EXPECT_EQ(base->in_use + 2, c.in_use);
+		EXPECT_EQ(0xfeedULL, *(volatile uint64_t *)(p + psz));
+		munmap(p, 4 * psz);
+	}
+}
+
+TEST_F(alloc, failures_count_down)
+{
+	struct counters c;
+	char *p;
+
+	REQUIRE_MSPEC();
+	p = map_rw(dev_path[1], 4 * psz);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, write_knob("fail_sigbus", "1"));
+	ASSERT_EQ(0, write_knob("fail_next_alloc", "2"));
+	EXPECT_EQ(128 + SIGBUS, touch_in_child(p, 0, true));
+	EXPECT_EQ(1, read_knob("fail_next_alloc"));
+	EXPECT_EQ(128 + SIGBUS, touch_in_child(p, 3, true));
+	EXPECT_EQ(0, read_knob("fail_next_alloc"));
+	EXPECT_EQ(0, touch_in_child(p, 3, true));
+	ASSERT_EQ(0, read_counters(type_name[1], &c));
+	EXPECT_EQ(self->base[1].failures + 2, c.failures);
+	EXPECT_EQ(self->base[1].in_use + 1, c.in_use);
+	munmap(p, 4 * psz);
+}
+
+TEST_F(alloc, injected_failure_takes_oom_path)
+{
+	struct counters c;
+	int t;
+
+	REQUIRE_MSPEC();
+	ASSERT_EQ(0, write_knob("fail_sigbus", "0"));
+	for (t = 0; t < NTYPES; t++) {
+		struct counters before, *base = &before;
+		char *p = map_rw(dev_path[t], 2 * psz);
+		int ret;
+
+		ASSERT_NE(MAP_FAILED, p);
+		ASSERT_EQ(0, read_counters(type_name[t], base));
+		ASSERT_EQ(0, write_knob("fail_next_alloc", "3"));
+		ret = touch_in_child(p, 0, true);
+		EXPECT_TRUE(ret == 0 || ret == 128 + SIGKILL)
+			TH_LOG("%s: child ended with %d", type_name[t], ret);
+		if (ret == 128 + SIGKILL)
+			TH_LOG("%s: the OOM killer chose the task", type_name[t]);
+		EXPECT_EQ(0, read_knob("fail_next_alloc"));
+
+		ASSERT_EQ(0, read_counters(type_name[t], &c));
+		EXPECT_EQ(base->failures + 3, c.failures);
+		EXPECT_LE(base->faults + 3, c.faults);
+		EXPECT_EQ(base->in_use + (ret == 0 ? 1 : 0), c.in_use);
+		if (ret == 0)
+			EXPECT_EQ(0xfeedULL, *(volatile uint64_t *)p);
+		munmap(p, 2 * psz);
+	}
+}
+
+/*
+ * Whatever a mapping wrote, the pages come back zeroed: map, check zero,
+ * fill, unmap, several rounds over every type, so that the page allocator
+ * hands the same physical pages around (the pte file tells how many).
+ */
+TEST_F(alloc, pages_zeroed_after_reuse)
+{
+	const unsigned long npages = 16;
+	unsigned long seen[3 * NTYPES * 16];
+	unsigned long nseen = 0, reused = 0;
+	int round, t;
+
+	REQUIRE_MSPEC();
+	for (round = 0; round < 3; round++) {
+		for (t = 0; t < NTYPES; t++) {
+			volatile uint64_t *p = map_rw(dev_path[t], npages * psz);
+			unsigned long i, k, n = npages * psz / 8, bad = 0;
+
+			ASSERT_NE(MAP_FAILED, p);
+			for (i = 0; i < n; i++)
+				if (p[i])
+					bad++;
+			EXPECT_EQ(0UL, bad) TH_LOG("round %d %s: %lu dirty words",
+						   round, type_name[t], bad);
+			for (i = 0; i < n; i++)
+				p[i] = 0xdead0000beef0000ULL | i;
+
+			for (i = 0; i < npages; i++) {
+				unsigned long pfn = pfn_of((char *)p + i * psz);
+
+				for (k = 0; k < nseen; k++)
+					if (seen[k] == pfn) {
+						reused++;
+						break;
+					}
+				if (k == nseen && nseen < sizeof(seen) / sizeof(seen[0]))
+					seen[nseen++] = pfn;
+			}
+			munmap((void *)p, npages * psz);
+		}
+	}
+	TH_LOG("%lu of %lu page touches got a page used before by the test",
+	       reused, 3 * NTYPES * npages);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mspec: fetchop variables of /dev/sgi_fetchop through mspec_fetchop.h.
+ *
+ *  - the SN2 layout: 64-byte variables, operation offsets;
+ *  - each operation gives the exact result (load; increment, decrement and
+ *    clear return the old value; store, and, or) and touches only its own
+ *    variable;
+ *  - several processes with several threads each hammering the same
+ *    variables (on two pages) lose no update: the final values are exact,
+ *    the old values that increment returned are all different (their sum
+ *    is 0 + 1 + ... + n - 1), and what clear took away plus what is left is
+ *    exactly what was added.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* 6.1's harness macros have unused parameters of their own. */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#include "mspec_fetchop.h"
+
+/* ------------------------------------------- helpers (in each mspec test) */
+
+#define MSPEC_DEBUGFS	"/sys/kernel/debug/mspec"
+#define NTYPES		3
+
+static const char * const dev_path[NTYPES] = {
+	"/dev/sgi_fetchop", "/dev/mspec_cached", "/dev/mspec_uncached",
+};
+static const char * const type_name[NTYPES] = {
+	"fetchop", "cached", "uncached",
+};
+
+struct counters {
+	long in_use, allocated, freed, leaked, faults, failures, races, mappings;
+};
+
+static int read_counters(const char *type, struct counters *c)
+{
+	char path[128], key[64];
+	long val;
+	FILE *f;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(path, sizeof(path), MSPEC_DEBUGFS "/%s/stats", type);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld", key, &val) == 2) {
+		if (!strcmp(key, "pages_in_use"))
+			c->in_use = val;
+		else if (!strcmp(key, "pages_allocated"))
+			c->allocated = val;
+		else if (!strcmp(key, "pages_freed"))
+			c->freed = val;
+		else if (!strcmp(key, "pages_leaked"))
+			c->leaked = val;
+		else if (!strcmp(key, "faults"))
+			c->faults = val;
+		else if (!strcmp(key, "alloc_failures"))
+			c->failures = val;
+		else if (!strcmp(key, "alloc_races"))
+			c->races = val;
+		else if (!strcmp(key, "mappings"))
+			c->mappings = val;
+	}
+	fclose(f);
+	return 0;
+}
+
+static bool have_mspec(void)
+{
+	return access(dev_path[2], F_OK) == 0 &&
+	       access(MSPEC_DEBUGFS "/uncached/stats", R_OK) == 0;
+}
+
+#define REQUIRE_MSPEC() do {						\
+	if (!have_mspec())						\
+		SKIP(return, "mspec module or debugfs not available");	\
+} while (0)
+
+/* mmap() of a device; the file is closed, the mapping keeps it open. */
+static void *map_dev(const char *path, size_t len, int prot, int flags,
+		     off_t off)
+{
+	int fd = open(path, O_RDWR);
+	void *p;
+	int err;
+
+	if (fd < 0)
+		return MAP_FAILED;
+	p = mmap(NULL, len, prot, flags, fd, off);
+	err = errno;
+	close(fd);
+	errno = err;
+	return p;
+}
+
+static void *map_rw(const char *path, size_t len)
+{
+	return map_dev(path, len, PROT_READ | PROT_WRITE, MAP_SHARED, 0);
+}
+
+static long psz;
+
+static void __attribute__((constructor)) init_psz(void)
+{
+	psz = sysconf(_SC_PAGESIZE);
+}
+
+
+TEST(layout)
+{
+	REQUIRE_MSPEC();
+	ASSERT_EQ(64, FETCHOP_VAR_SIZE);
+	ASSERT_EQ(64UL, sizeof(struct fetchop_var));
+	ASSERT_EQ(0UL, offsetof(struct fetchop_var, value));
+	ASSERT_EQ(0, FETCHOP_LOAD);
+	ASSERT_EQ(8, FETCHOP_INCREMENT);
+	ASSERT_EQ(16, FETCHOP_DECREMENT);
+	ASSERT_EQ(24, FETCHOP_CLEAR);
+	ASSERT_EQ(0, FETCHOP_STORE);
+	ASSERT_EQ(24, FETCHOP_AND);
+	ASSERT_EQ(32, FETCHOP_OR);
+	ASSERT_EQ(psz / 64, FETCHOP_VARS_PER_PAGE(psz));
+	ASSERT_EQ(0, strcmp(FETCHOP_FULLNAME, dev_path[0]));
+}
+
+/* Every byte of the mapping other than variable @var's value is zero. */
+static bool others_zero(const void *map, size_t len, unsigned long var)
+{
+	const unsigned char *b = map;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (i >= var * FETCHOP_VAR_SIZE &&
+		    i < var * FETCHOP_VAR_SIZE + sizeof(__s64))
+			continue;
+		if (b[i])
+			return false;
+	}
+	return true;
+}
+
+TEST(operations)
+{
+	const unsigned long var = 3;
+	struct fetchop_var *v;
+	void *map;
+
+	REQUIRE_MSPEC();
+	map = map_rw(FETCHOP_FULLNAME, psz);
+	ASSERT_NE(MAP_FAILED, map);
+	v = fetchop_var(map, var);
+	ASSERT_EQ((char *)map + 3 * 64, (char *)v);
+
+	ASSERT_EQ(0, fetchop_load(v));		/* first touch: zero */
+	fetchop_store(v, 5);
+	ASSERT_EQ(5, fetchop_load(v));
+	ASSERT_EQ(5, fetchop_increment(v));
+	ASSERT_EQ(6, fetchop_load(v));
+	ASSERT_EQ(6, fetchop_decrement(v));
+	ASSERT_EQ(5, fetchop_decrement(v));
+	ASSERT_EQ(4, fetchop_load(v));
+	ASSERT_EQ(4, fetchop_clear(v));
+	ASSERT_EQ(0, fetchop_load(v));
+	ASSERT_EQ(0, fetchop_clear(v));
+
+	fetchop_store(v, 0xf0);
+	fetchop_and(v, 0x3c);
+	ASSERT_EQ(0x30, fetchop_load(v));
+	fetchop_or(v, 0x0f);
+	ASSERT_EQ(0x3f, fetchop_load(v));
+
+	/* Signed 64-bit values, wrapping through zero. */
+	fetchop_store(v, -1);
+	ASSERT_EQ(-1, fetchop_increment(v));
+	ASSERT_EQ(0, fetchop_decrement(v));
+	ASSERT_EQ(-1, fetchop_load(v));
+	fetchop_store(v, INT64_MAX);
+	ASSERT_EQ(INT64_MAX, fetchop_load(v));
+	fetchop_or(v, INT64_MIN);
+	ASSERT_EQ(-1, fetchop_load(v));
+	fetchop_and(v, 0x0123456789abcdefLL);
+	ASSERT_EQ(0x0123456789abcdefLL, fetchop_load(v));
+
+	/* Nothing but the value word of the variable changed. */
+	ASSERT_TRUE(others_zero(map, psz, var));
+	ASSERT_EQ(0x0123456789abcdefLL, v->value);
+	munmap(map, psz);
+}
+
+#define NPROC		3
+#define NTHREAD		2
+#define NITER		4000
+#define NWORKERS	(NPROC * NTHREAD)
+
+/* Per worker results, in a MAP_SHARED anonymous page. */
+struct results {
+	__s64 inc_sum[NWORKERS];	/* sum of the old values of increment */
+	__s64 cleared[NWORKERS];	/* sum of what clear returned */
+	__s64 add_total[NWORKERS];	/* increments of the cleared variable */
+};
+
+struct worker {
+	void *map;
+	struct results *res;
+	unsigned int id;
+};
+
+/* Variables: two on the first page, two on the second. */
+static unsigned long var_index(unsigned int n)
+{
+	unsigned long per_page = FETCHOP_VARS_PER_PAGE(psz);
+
+	return n < 2 ? n * 5 : per_page + (n - 2) * 7;
+}
+
+static void *hammer(void *arg)
+{
+	struct worker *w = arg;
+	struct fetchop_var *inc = fetchop_var(w->map, var_index(0));
+	struct fetchop_var *dec = fetchop_var(w->map, var_index(1));
+	struct fetchop_var *bits = fetchop_var(w->map, var_index(2));
+	struct fetchop_var *acc = fetchop_var(w->map, var_index(3));
+	__s64 inc_sum = 0, cleared = 0, added = 0;
+	unsigned int i;
+
+	for (i = 0; i < NITER; i++) {
+		inc_sum += fetchop_increment(inc);
+		fetchop_decrement(dec);
+		fetchop_increment(acc);
+		added++;
+		if (i % 97 == w->id)
+			cleared += fetchop_clear(acc);
+		/* Set this worker's bit of the high half, clear its low one. */
+		fetchop_or(bits, 1LL << (32 + w->id));
+		fetchop_and(bits, ~(1LL << w->id));
+	}
+	w->res->inc_sum[w->id] = inc_sum;
+	w->res->cleared[w->id] = cleared;
+	w->res->add_total[w->id] = added;
+	return NULL;
+}
+
+static int run_workers(void *map, struct results *res, unsigned int proc)
+{
+	struct worker w[NTHREAD];
+	pthread_t th[NTHREAD];
+	unsigned int i;
+
+	for (i = 0; i < NTHREAD; i++) {
+		w[i] = (struct worker){ map, res, proc * NTHREAD + i };
+		if (pthread_create(&th[i], NULL, hammer, &w[i]))
+			return -1;
+	}
+	for (i = 0; i < NTHREAD; i++)
+		pthread_join(th[i], NULL);
+	return 0;
+}
+
+TEST(processes_hammer_same_variables)
+{
+	const __s64 n = (__s64)NWORKERS * NITER;
+	__s64 inc_sum = 0, cleared = 0, added = 0, low_bits;
+	struct counters base, c;
+	struct results *res;
+	pid_t pid[NPROC];
+	unsigned int p, k;
+	void *map;
+
+	REQUIRE_MSPEC();
+	ASSERT_EQ(0, read_counters(type_name[0], &base));
+	map = map_rw(FETCHOP_FULLNAME, 2 * psz);
+	ASSERT_NE(MAP_FAILED, map);
+	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, res);
+
+	low_bits = (1LL << NWORKERS) - 1;
+	fetchop_store(fetchop_var(map, var_index(2)), low_bits);
+	fetchop_store(fetchop_var(map, var_index(1)), n);
+
+	for (p = 0; p < NPROC; p++) {
+		pid[p] = fork();
+		ASSERT_LE(0, pid[p]);
+		if (pid[p] == 0)
+			_exit(run_workers(map, res, p) ? 1 : 0);
+	}
+	for (p = 0; p < NPROC; p++) {
+		int status;
+
+		ASSERT_EQ(pid[p], waitpid(pid[p], &status, 0));
+		ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+
+	for (k = 0; k < NWORKERS; k++) {
+		inc_sum += res->inc_sum[k];
+		cleared += res->cleared[k];
+		added += res->add_total[k];
+	}
+	EXPECT_EQ(n, fetchop_load(fetchop_var(map, var_index(0))));
+	/* Every old value 0 .. n - 1 was returned exactly once. */
+	EXPECT_EQ(n * (n - 1) / 2, inc_sum);
+	EXPECT_EQ(0, fetchop_load(fetchop_var(map, var_index(1))));
+	EXPECT_EQ(low_bits << 32, fetchop_load(fetchop_var(map, var_index(2))));
+	EXPECT_EQ(n, added);
+	EXPECT_EQ(added, cleared + fetchop_load(fetchop_var(map, var_index(3))));
+
+	/* Two pages, shared by all, given back at the end. */
+	ASSERT_EQ(0, read_counters(type_name[0], &c));
+	EXPECT_EQ(base.in_use + 2, c.in_use);
+	munmap(res, sizeof(*res));
+	munmap(map, 2 * psz);
+	ASSERT_EQ(0, read_counters(type_name[0], &c));
+	EXPECT_EQ(base.in_use, c.in_use);
+	EXPECT_EQ(base.mappings, c.mappings);
+}
+
+/* Threads of one process on one variable. */
+TEST(threads_hammer_one_variable)
+{
+	struct results res;
+	void *map;
+
+	REQUIRE_MSPEC();
+	memset(&res, 0, sizeof(res));
+	map = map_rw(FETCHOP_FULLNAME, 2 * psz);
+	ASSERT_NE(MAP_FAILED, map);
+	fetchop_store(fetchop_var(map, var_index(2)), (1LL << NTHREAD) - 1);
+	ASSERT_EQ(0, run_workers(map, &res, 0));
+	EXPECT_EQ((__s64)NTHREAD * NITER,
+		  fetchop_load(fetchop_var(map, var_index(0))));
+	EXPECT_EQ(-(__s64)NTHREAD * NITER,
+		  fetchop_load(fetchop_var(map, var_index(1))));
+	EXPECT_EQ(((1LL << NTHREAD) - 1) << 32,
+		  fetchop_load(fetchop_var(map, var_index(2))));
+	munmap(map, 2 * psz);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mspec: the mmap() rules of the three devices and first touch.
+ *
+ * The devices (/dev/mspec_uncached, /dev/mspec_cached, /dev/sgi_fetchop)
+ * come from driver/mspec_core.c, loaded by the matrix at boot; the counters
+ * are in /sys/kernel/debug/mspec/<type>/stats.
+ *
+ *  - offset other than 0: EINVAL; private mapping: EINVAL; no PROT_WRITE:
+ *    EPERM; a mapping whose bookkeeping would not fit: ENOMEM, and none of
+ *    them leaves a mapping behind;
+ *  - the VMA is VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP ("io pf de
+ *    dd" in smaps) and cannot grow with mremap();
+ *  - nothing is allocated before the first touch, a first touch reads zero,
+ *    allocates exactly one page per page touched, and munmap() gives every
+ *    page back.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* 6.1's harness macros have unused parameters of their own. */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+
+/* ------------------------------------------- helpers (in each mspec test) */
+
+#define MSPEC_DEBUGFS	"/sys/kernel/debug/mspec"
+#define NTYPES		3
+
+static const char * const dev_path[NTYPES] = {
+	"/dev/sgi_fetchop", "/dev/mspec_cached", "/dev/mspec_uncached",
+};
+static const char * const type_name[NTYPES] = {
+	"fetchop", "cached", "uncached",
+};
+
+struct counters {
+	long in_use, allocated, freed, leaked, faults, failures, races, mappings;
+};
+
+static int read_counters(const char *type, struct counters *c)
+{
+	char path[128], key[64];
+	long val;
+	FILE *f;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(path, sizeof(path), MSPEC_DEBUGFS "/%s/stats", type);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld", key, &val) == 2) {
+		if (!strcmp(key, "pages_in_use"))
+			c->in_use = val;
+		else if (!strcmp(key, "pages_allocated"))
+			c->allocated = val;
+		else if (!strcmp(key, "pages_freed"))
+			c->freed = val;
+		else if (!strcmp(key, "pages_leaked"))
+			c->leaked = val;
+		else if (!strcmp(key, "faults"))
+			c->faults = val;
+		else if (!strcmp(key, "alloc_failures"))
+			c->failures = val;
+		else if (!strcmp(key, "alloc_races"))
+			c->races = val;
+		else if (!strcmp(key, "mappings"))
+			c->mappings = val;
+	}
+	fclose(f);
+	return 0;
+}
+
+static bool have_mspec(void)
+{
+	return access(dev_path[2], F_OK) == 0 &&
+	       access(MSPEC_DEBUGFS "/uncached/stats", R_OK) == 0;
+}
+
+#define REQUIRE_MSPEC() do {						\
+	if (!have_mspec())						\
+		SKIP(return, "mspec module or debugfs not available");	\
+} while (0)
+
+/* mmap() of a device; the file is closed, the mapping keeps it open. */
+static void *map_dev(const char *path, size_t len, int prot, int flags,
+		     off_t off)
+{
+	int fd = open(path, O_RDWR);
+	void *p;
+	int err;
+
+	if (fd < 0)
+		return MAP_FAILED;
+	p = mmap(NULL, len, prot, flags, fd, off);
+	err = errno;
+	close(fd);
+	errno = err;
+	return p;
+}
+
+static void *map_rw(const char *path, size_t len)
+{
+	return map_dev(path, len, PROT_READ | PROT_WRITE, MAP_SHARED, 0);
+}
+
+static long psz;
+
+static void __attribute__((constructor)) init_psz(void)
+{
+	psz = sysconf(_SC_PAGESIZE);
+}
+
+/* -------------------------------------------------------------- tests */
+
+TEST(devices_present)
+{
+	struct stat st;
+	char path[128];
+	int t;
+
+	REQUIRE_MSPEC();
+	for (t = 0; t < NTYPES; t++) {
+		ASSERT_EQ(0, stat(dev_path[t], &st)) TH_LOG("%s", dev_path[t]);
+		ASSERT_TRUE(S_ISCHR(st.st_mode));
+		snprintf(path, sizeof(path), MSPEC_DEBUGFS "/%s/info",
+			 type_name[t]);
+		ASSERT_EQ(0, access(path, R_OK));
+	}
+}
+
+static void expect_refused(struct __test_metadata *_metadata, int prot,
+			   int flags, off_t off, int expected_errno)
+{
+	struct counters before, after;
+	int t;
+
+	for (t = 0; t < NTYPES; t++) {
+		void *p;
+
+		ASSERT_EQ(0, read_counters(type_name[t], &before));
+		errno = 0;
+		p = map_dev(dev_path[t], 4 * psz, prot, flags, off);
+		ASSERT_EQ(MAP_FAILED, p) TH_LOG("%s accepted the mapping",
+						dev_path[t]);
+		ASSERT_EQ(expected_errno, errno) TH_LOG("%s: %s", dev_path[t],
+							strerror(errno));
+		ASSERT_EQ(0, read_counters(type_name[t], &after));
+		ASSERT_EQ(before.mappings, after.mappings);
+		ASSERT_EQ(before.in_use, after.in_use);
+	}
+}
+
+TEST(offset_not_zero_is_einval)
+{
+	REQUIRE_MSPEC();
+	expect_refused(_metadata, PROT_READ | PROT_WRITE, MAP_SHARED, psz,
+		       EINVAL);
+	expect_refused(_metadata, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       16 * psz, EINVAL);
+}
+
+TEST(private_mapping_is_einval)
+{
+	REQUIRE_MSPEC();
+	expect_refused(_metadata, PROT_READ | PROT_WRITE, MAP_PRIVATE, 0,
+		       EINVAL);
+	expect_refused(_metadata, PROT_READ, MAP_PRIVATE, 0, EINVAL);
+}
+
+TEST(readonly_mapping_is_eperm)
+{
+	REQUIRE_MSPEC();
+	expect_refused(_metadata, PROT_READ, MAP_SHARED, 0, EPERM);
+	expect_refused(_metadata, PROT_NONE, MAP_SHARED, 0, EPERM);
+}
+
+/*
+ * 2^28 pages need 2 GiB of bookkeeping (one unsigned long each), more than
+ * kvzalloc() takes (INT_MAX): the driver says ENOMEM without trying.  On a
+ * machine whose user address space is too small for the mapping, the core
+ * says ENOMEM first; either way nothing is left behind.
+ */
+TEST(huge_mapping_is_enomem)
+{
+	static const unsigned long sizes[] = { 1UL << 40, 1UL << 46 };
+	struct counters before, after;
+	unsigned int i;
+	int t;
+
+	REQUIRE_MSPEC();
+	for (t = 0; t < NTYPES; t++) {
+		for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			void *p;
+
+			ASSERT_EQ(0, read_counters(type_name[t], &before));
+			errno = 0;
+			p = map_dev(dev_path[t], sizes[i],
+				    PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_NORESERVE, 0);
+			if (p != MAP_FAILED)
+				munmap(p, sizes[i]);
+			ASSERT_EQ(MAP_FAILED, p) TH_LOG("%s: %#lx bytes mapped",
+							dev_path[t], sizes[i]);
+			ASSERT_EQ(ENOMEM, errno);
+			ASSERT_EQ(0, read_counters(type_name[t], &after));
+			ASSERT_EQ(before.mappings, after.mappings);
+		}
+	}
+}
+
+/* The VmFlags line of the smaps entry that starts at @addr. */
+static int vm_flags_of(void *addr, char *buf, size_t size)
+{
+	char line[512], want[32];
+	bool in = false;
+	FILE *f;
+
+	snprintf(want, sizeof(want), "%lx-", (unsigned long)addr);
+	f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, want, strlen(want)))
+			in = true;
+		else if (in && !strncmp(line, "VmFlags:", 8)) {
+			snprintf(buf, size, "%s", line + 8);
+			fclose(f);
+			return 0;
+		}
+	}
+	fclose(f);
+	return -1;
+}
+
+static bool has_flag(const char *flags, const char *flag)
+{
+	char copy[512], *tok, *save;
+
+	snprintf(copy, sizeof(copy), "%s", flags);
+	for (tok = strtok_r(copy, " \n", &save); tok;
+	     tok = strtok_r(NULL, " \n", &save))
+		if (!strcmp(tok, flag))
+			return true;
+	return false;
+}
+
+TEST(vma_flags)
+{
+	static const char * const want[] = { "sh", "wr", "io", "pf", "de", "dd" };
+	unsigned int i, missing = 0;
+	char flags[512];
+	int t;
+
+	REQUIRE_MSPEC();
+	if (access("/proc/self/smaps", R_OK))
+		SKIP(return, "no /proc/self/smaps (CONFIG_PROC_PAGE_MONITOR=n)");
+	for (t = 0; t < NTYPES; t++) {
+		char *p = map_rw(dev_path[t], 2 * psz);
+
+		ASSERT_NE(MAP_FAILED, p);
+		ASSERT_EQ(0, vm_flags_of(p, flags, sizeof(flags)));
+		for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+			if (!has_flag(flags, want[i]))
+				missing++;
+		EXPECT_EQ(0U, missing) TH_LOG("%s: VmFlags:%s", dev_path[t],
+					     flags);
+		munmap(p, 2 * psz);
+	}
+}
+
+TEST(mremap_cannot_grow)
+{
+	int t;
+
+	REQUIRE_MSPEC();
+	for (t = 0; t < NTYPES; t++) {
+		char *p = map_rw(dev_path[t], 2 * psz);
+		void *q;
+
+		ASSERT_NE(MAP_FAILED, p);
+		p[0] = 1;
+		q = mremap(p, 2 * psz, 4 * psz, 0);
+		EXPECT_EQ(MAP_FAILED, q);
+		q = mremap(p, 2 * psz, 4 * psz, MREMAP_MAYMOVE);
+		EXPECT_EQ(MAP_FAILED, q);
+		if (q != MAP_FAILED)
+			p = q;
+		EXPECT_EQ(1, p[0]);
+		munmap(p, q != MAP_FAILED ? 4 * psz : 2 * psz);
+	}
+}
+
+TEST(nothing_allocated_before_touch)
+{
+	struct counters base, c;
+	int t;
+
+	REQUIRE_MSPEC();
+	for (t = 0; t < NTYPES; t++) {
+		volatile char *p;
+
+		ASSERT_EQ(0, read_counters(type_name[t], &base));
+		p = map_rw(dev_path[t], 64 * psz);
+		ASSERT_NE(MAP_FAILED, p);
+		ASSERT_EQ(0, read_counters(type_name[t], &c));
+		EXPECT_EQ(base.mappings + 1, c.mappings);
+		EXPECT_EQ(base.in_use, c.in_use);
+
+		p[5 * psz] = 7;
+		ASSERT_EQ(0, read_counters(type_name[t], &c));
+		EXPECT_EQ(base.in_use + 1, c.in_use);
+		EXPECT_EQ(base.allocated + 1 + (c.races - base.races),
+			  c.allocated);
+
+		munmap((void *)p, 64 * psz);
+		ASSERT_EQ(0, read_counters(type_name[t], &c));
+		EXPECT_EQ(base.mappings, c.mappings);
+		EXPECT_EQ(base.in_use, c.in_use);
+	}
+}
+
+TEST(first_touch_reads_zero)
+{
+	const unsigned long npages = 16;
+	struct counters base, c;
+	int t;
+
+	REQUIRE_MSPEC();
+	for (t = 0; t < NTYPES; t++) {
+		volatile uint64_t *p;
+		unsigned long i, n = npages * psz / sizeof(uint64_t);
+
+		ASSERT_EQ(0, read_counters(type_name[t], &base));
+		p = map_rw(dev_path[t], npages * psz);
+		ASSERT_NE(MAP_FAILED, p);
+
+		/* Read faults first: every word of every page is zero. */
+		for (i = 0; i < n; i++)
+			if (p[i])
+				break;
+		ASSERT_EQ(n, i) TH_LOG("%s: word %lu is %#llx", dev_path[t],
+				       i, (unsigned long long)p[i]);
+
+		ASSERT_EQ(0, read_counters(type_name[t], &c));
+		EXPECT_EQ(base.in_use + (long)npages, c.in_use);
+		EXPECT_LE(base.faults + (long)npages, c.faults);
+
+		/* Then the memory is memory: what is written reads back. */
+		for (i = 0; i < n; i++)
+			p[i] = i * 0x9e3779b97f4a7c15ULL;
+		for (i = 0; i < n; i++)
+			if (p[i] != i * 0x9e3779b97f4a7c15ULL)
+				break;
+		ASSERT_EQ(n, i);
+		/* Writing touched no new page. */
+		ASSERT_EQ(0, read_counters(type_name[t], &c));
+		EXPECT_EQ(base.in_use + (long)npages, c.in_use);
+
+		munmap((void *)p, npages * psz);
+		ASSERT_EQ(0, read_counters(type_name[t], &c));
+		EXPECT_EQ(base.in_use, c.in_use);
+		EXPECT_EQ(base.mappings, c.mappings);
+		EXPECT_EQ(c.allocated - base.allocated, c.freed - base.freed);
+		EXPECT_EQ(base.leaked, c.leaked);
+	}
+}
+
+/* memset()/memcpy() and unaligned accesses work on every type. */
+TEST(string_functions_and_unaligned)
+{
+	char buf[256];
+	int t;
+
+	REQUIRE_MSPEC();
+	for (t = 0; t < NTYPES; t++) {
+		char *p = map_rw(dev_path[t], 2 * psz);
+		uint32_t v;
+
+		ASSERT_NE(MAP_FAILED, p);
+		memset(p, 0x5a, 2 * psz);
+		memset(buf, 0x5a, sizeof(buf));
+		ASSERT_EQ(0, memcmp(p + psz - 100, buf, sizeof(buf)));
+		memcpy(p + 3, "unaligned", 10);
+		memcpy(&v, p + 5, sizeof(v));
+		ASSERT_EQ(0, memcmp(&v, "alig", 4));
+		ASSERT_EQ(0, strcmp(p + 3, "unaligned"));
+		/* A zeroing memset() may use DC ZVA on arm64. */
+		memset(p, 0, 2 * psz);
+		memset(buf, 0, sizeof(buf));
+		ASSERT_EQ(0, memcmp(p + psz - 100, buf, sizeof(buf)));
+		munmap(p, 2 * psz);
+	}
+}
+
+TEST_HARNESS_MAIN

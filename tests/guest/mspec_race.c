@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mspec: many threads in several processes fault on the same untouched
+ * page at the same time.  ->nopfn() may allocate more than one page for the
+ * index, but exactly one is kept: every thread of every process ends up
+ * writing into the same page (the processes have their own page tables,
+ * so two kept pages would show as lost writes), pages_in_use grows by one
+ * per page index, and every page that lost the race was freed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* 6.1's harness macros have unused parameters of their own. */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+
+/* ------------------------------------------- helpers (in each mspec test) */
+
+#define MSPEC_DEBUGFS	"/sys/kernel/debug/mspec"
+#define NTYPES		3
+
+static const char * const dev_path[NTYPES] = {
+	"/dev/sgi_fetchop", "/dev/mspec_cached", "/dev/mspec_uncached",
+};
+static const char * const type_name[NTYPES] = {
+	"fetchop", "cached", "uncached",
+};
+
+struct counters {
+	long in_use, allocated, freed, leaked, faults, failures, races, mappings;
+};
+
+static int read_counters(const char *type, struct counters *c)
+{
+	char path[128], key[64];
+	long val;
+	FILE *f;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(path, sizeof(path), MSPEC_DEBUGFS "/%s/stats", type);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld", key, &val) == 2) {
+		if (!strcmp(key, "pages_in_use"))
+			c->in_use = val;
+		else if (!strcmp(key, "pages_allocated"))
+			c->allocated = val;
+		else if (!strcmp(key, "pages_freed"))
+			c->freed = val;
+		else if (!strcmp(key, "pages_leaked"))
+			c->leaked = val;
+		else if (!strcmp(key, "faults"))
+			c->faults = val;
+		else if (!strcmp(key, "alloc_failures"))
+			c->failures = val;
+		else if (!strcmp(key, "alloc_races"))
+			c->races = val;
+		else if (!strcmp(key, "mappings"))
+			c->mappings = val;
+	}
+	fclose(f);
+	return 0;
+}
+
+static bool have_mspec(void)
+{
+	return access(dev_path[2], F_OK) == 0 &&
+	       access(MSPEC_DEBUGFS "/uncached/stats", R_OK) == 0;
+}
+
+#define REQUIRE_MSPEC() do {						\
+	if (!have_mspec())						\
+		SKIP(return, "mspec module or debugfs not available");	\
+} while (0)
+
+/* mmap() of a device; the file is closed, the mapping keeps it open. */
+static void *map_dev(const char *path, size_t len, int prot, int flags,
+		     off_t off)
+{
+	int fd = open(path, O_RDWR);
+	void *p;
+	int err;
+
+	if (fd < 0)
+		return MAP_FAILED;
+	p = mmap(NULL, len, prot, flags, fd, off);
+	err = errno;
+	close(fd);
+	errno = err;
+	return p;
+}
+
+static void *map_rw(const char *path, size_t len)
+{
+	return map_dev(path, len, PROT_READ | PROT_WRITE, MAP_SHARED, 0);
+}
+
+static long psz;
+
+static void __attribute__((constructor)) init_psz(void)
+{
+	psz = sysconf(_SC_PAGESIZE);
+}
+
+
+#define NPROC		3
+#define NTHREAD		4
+#define NPAGES		24
+
+struct shared {
+	pthread_barrier_t barrier;	/* NPROC * NTHREAD threads */
+};
+
+struct racer {
+	struct shared *sh;
+	volatile uint64_t *map;
+	unsigned int id;		/* 0 .. NPROC * NTHREAD - 1 */
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+	unsigned long i;
+
+	for (i = 0; i < NPAGES; i++) {
+		volatile uint64_t *page = r->map + i * psz / sizeof(uint64_t);
+
+		pthread_barrier_wait(&r->sh->barrier);
+		/* All threads touch page i first thing after the barrier. */
+		page[r->id] = 0xace0000000000000ULL | i << 16 | r->id;
+	}
+	return NULL;
+}
+
+static int run_racers(struct shared *sh, volatile uint64_t *map,
+		      unsigned int proc)
+{
+	struct racer r[NTHREAD];
+	pthread_t th[NTHREAD];
+	unsigned int i;
+
+	for (i = 0; i < NTHREAD; i++) {
+		r[i] = (struct racer){ sh, map, proc * NTHREAD + i };
+		if (pthread_create(&th[i], NULL, race, &r[i]))
+			return -1;
+	}
+	for (i = 0; i < NTHREAD; i++)
+		pthread_join(th[i], NULL);
+	return 0;
+}
+
+static void race_type(struct __test_metadata *_metadata, int t)
+{
+	struct counters base, c;
+	pthread_barrierattr_t attr;
+	volatile uint64_t *map;
+	pid_t pid[NPROC];
+	struct shared *sh;
+	unsigned long i, bad = 0;
+	unsigned int p, k;
+
+	ASSERT_EQ(0, read_counters(type_name[t], &base));
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	pthread_barrierattr_init(&attr);
+	pthread_barrierattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+	ASSERT_EQ(0, pthread_barrier_init(&sh->barrier, &attr,
+					  NPROC * NTHREAD));
+	map = map_rw(dev_path[t], NPAGES * psz);
+	ASSERT_NE(MAP_FAILED, map);
+
+	for (p = 0; p < NPROC; p++) {
+		pid[p] = fork();
+		ASSERT_LE(0, pid[p]);
+		if (pid[p] == 0)
+			_exit(run_racers(sh, map, p) ? 1 : 0);
+	}
+	for (p = 0; p < NPROC; p++) {
+		int status;
+
+		ASSERT_EQ(pid[p], waitpid(pid[p], &status, 0));
+		ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+
+	/* Every write of every thread is in the one page of its index. */
+	for (i = 0; i < NPAGES; i++) {
+		volatile uint64_t *page = map + i * psz / sizeof(uint64_t);
+
+		for (k = 0; k < NPROC * NTHREAD; k++)
+			if (page[k] != (0xace0000000000000ULL | i << 16 | k))
+				bad++;
+	}
+	EXPECT_EQ(0UL, bad) TH_LOG("%s: %lu writes lost", type_name[t], bad);
+
+	ASSERT_EQ(0, read_counters(type_name[t], &c));
+	EXPECT_EQ(base.in_use + NPAGES, c.in_use);
+	EXPECT_EQ(NPAGES, (c.allocated - base.allocated) -
+			  (c.freed - base.freed));
+	EXPECT_EQ(c.races - base.races, c.freed - base.freed);
+	TH_LOG("%s: %ld faults, %ld pages allocated for %d indexes, %ld races lost",
+	       type_name[t], c.faults - base.faults,
+	       c.allocated - base.allocated, NPAGES, c.races - base.races);
+
+	munmap((void *)map, NPAGES * psz);
+	pthread_barrier_destroy(&sh->barrier);
+	munmap(sh, sizeof(*sh));
+	ASSERT_EQ(0, read_counters(type_name[t], &c));
+	EXPECT_EQ(base.in_use, c.in_use);
+	EXPECT_EQ(base.mappings, c.mappings);
+	EXPECT_EQ(c.allocated - base.allocated, c.freed - base.freed);
+}
+
+/* ------------------------------------------------------------- tests */
+
+TEST(race_uncached)
+{
+	REQUIRE_MSPEC();
+	race_type(_metadata, 2);
+}
+
+TEST(race_cached)
+{
+	REQUIRE_MSPEC();
+	race_type(_metadata, 1);
+}
+
+TEST(race_fetchop)
+{
+	REQUIRE_MSPEC();
+	race_type(_metadata, 0);
+}
+
+/* Threads of one process: one page table, the PTE lock decides. */
+TEST(race_threads_one_process)
+{
+	struct counters base, c;
+	pthread_barrierattr_t attr;
+	struct shared sh;
+	volatile uint64_t *map;
+	unsigned long i, bad = 0;
+	unsigned int k;
+
+	REQUIRE_MSPEC();
+	ASSERT_EQ(0, read_counters(type_name[2], &base));
+	pthread_barrierattr_init(&attr);
+	ASSERT_EQ(0, pthread_barrier_init(&sh.barrier, &attr, NTHREAD));
+	map = map_rw(dev_path[2], NPAGES * psz);
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, run_racers(&sh, map, 0));
+	for (i = 0; i < NPAGES; i++)
+		for (k = 0; k < NTHREAD; k++)
+			if (map[i * psz / sizeof(uint64_t) + k] !=
+			    (0xace0000000000000ULL | i << 16 | k))
+				bad++;
+	EXPECT_EQ(0UL, bad);
+	ASSERT_EQ(0, read_counters(type_name[2], &c));
+	EXPECT_EQ(base.in_use + NPAGES, c.in_use);
+	munmap((void *)map, NPAGES * psz);
+	pthread_barrier_destroy(&sh.barrier);
+	ASSERT_EQ(0, read_counters(type_name[2], &c));
+	EXPECT_EQ(base.in_use, c.in_use);
+	EXPECT_EQ(c.allocated - base.allocated, c.freed - base.freed);
+}
+
+TEST_HARNESS_MAIN
