@@ -102,7 +102,9 @@ def labgrid_env(arch: Arch, kernel: pathlib.Path, initrd: pathlib.Path,
     q = arch.qemu
     assert q is not None
     args = f"-smp {q.smp} -initrd {initrd} {q.extra_args}".strip()
-    cmdline = f"console={q.console} panic=-1 {q.cmdline}".strip()
+    # quiet: the harness reads the kernel log with dmesg, and a quiet
+    # serial console boots faster under TCG; oopses and panics still print.
+    cmdline = f"console={q.console} panic=-1 quiet {q.cmdline}".strip()
     return {
         "targets": {arch.name: {"drivers": {
             "MatrixQEMUDriver": {

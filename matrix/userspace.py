@@ -315,7 +315,8 @@ def build_tests(arch: Arch, tree: Tree, cache: cachemod.Cache,
     return progs
 
 
-CFLAGS = ["-static", "-O2", "-Wall", "-Wextra", "-pthread", "-D_GNU_SOURCE"]
+CFLAGS = ["-static", "-s", "-O2", "-Wall", "-Wextra", "-pthread",
+          "-D_GNU_SOURCE"]
 
 
 # --------------------------------------------------------------- initramfs
