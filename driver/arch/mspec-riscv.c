@@ -126,7 +126,9 @@ const char *mspec_arch_describe(enum mspec_type type)
 	case MSPEC_UNCACHED:
 		if (!mspec_riscv_nc)
 			return "no Svpbmt: PMA (cacheable) user mapping, not uncached";
-		return "Svpbmt NC user mapping, PMA linear alias (cbo.flush with Zicbom)";
+		if (mspec_riscv_cbom)
+			return "Svpbmt NC user mapping, PMA linear alias flushed with cbo.flush";
+		return "Svpbmt NC user mapping, PMA linear alias (no Zicbom CMO here)";
 	case MSPEC_CACHED:
 		return "PMA (cacheable) pages";
 	case MSPEC_FETCHOP:

@@ -26,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/types.h>
 
 /* 6.1's harness macros have unused parameters of their own. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -39,6 +40,7 @@
 static const char * const dev_path[NTYPES] = {
 	"/dev/sgi_fetchop", "/dev/mspec_cached", "/dev/mspec_uncached",
 };
+
 static const char * const type_name[NTYPES] = {
 	"fetchop", "cached", "uncached",
 };
@@ -86,10 +88,26 @@ static bool have_mspec(void)
 	       access(MSPEC_DEBUGFS "/uncached/stats", R_OK) == 0;
 }
 
-#define REQUIRE_MSPEC() do {						\
-	if (!have_mspec())						\
-		SKIP(return, "mspec module or debugfs not available");	\
-} while (0)
+#define NO_MSPEC	"mspec module or debugfs not available"
+
+/*
+ * Single accesses that the compiler keeps one for one (each may be the
+ * first touch of a page, or must see what another process stored).
+ */
+static inline __u64 peek64(const void *p)
+{
+	return __atomic_load_n((const __u64 *)p, __ATOMIC_RELAXED);
+}
+
+static inline void poke64(void *p, __u64 v)
+{
+	__atomic_store_n((__u64 *)p, v, __ATOMIC_RELAXED);
+}
+
+static inline char peek8(const void *p)
+{
+	return __atomic_load_n((const char *)p, __ATOMIC_RELAXED);
+}
 
 /* mmap() of a device; the file is closed, the mapping keeps it open. */
 static void *map_dev(const char *path, size_t len, int prot, int flags,
@@ -119,7 +137,6 @@ static void __attribute__((constructor)) init_psz(void)
 {
 	psz = sysconf(_SC_PAGESIZE);
 }
-
 
 static int write_knob(const char *name, const char *val)
 {
@@ -180,12 +197,12 @@ static int touch_in_child(char *p, unsigned long i, bool expect_zero)
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		volatile uint64_t *w = (volatile uint64_t *)(p + i * psz);
+		__u64 *w = (__u64 *)(p + i * psz);
 
 		alarm(10);	/* a fault that retries forever fails here */
-		if (expect_zero && *w)
+		if (expect_zero && peek64(w))
 			_exit(1);
-		*w = 0xfeed;
+		poke64(w, 0xfeed);
 		_exit(0);
 	}
 	return wait_for(pid);
@@ -258,7 +275,8 @@ TEST_F(alloc, injected_failure_gives_sigbus)
 	struct counters c;
 	int t;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	for (t = 0; t < NTYPES; t++) {
 		struct counters *base = &self->base[t];
 		char *p = map_rw(dev_path[t], 4 * psz);
@@ -281,7 +299,7 @@ TEST_F(alloc, injected_failure_gives_sigbus)
 		EXPECT_EQ(0, touch_in_child(p, 1, true));
 		ASSERT_EQ(0, read_counters(type_name[t], &c));
 		EXPECT_EQ(base->in_use + 2, c.in_use);
-		EXPECT_EQ(0xfeedULL, *(volatile uint64_t *)(p + psz));
+		EXPECT_EQ(0xfeedULL, peek64(p + psz));
 		munmap(p, 4 * psz);
 	}
 }
@@ -291,7 +309,8 @@ TEST_F(alloc, failures_count_down)
 	struct counters c;
 	char *p;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	p = map_rw(dev_path[1], 4 * psz);
 	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_EQ(0, write_knob("fail_sigbus", "1"));
@@ -312,7 +331,8 @@ TEST_F(alloc, injected_failure_takes_oom_path)
 	struct counters c;
 	int t;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	ASSERT_EQ(0, write_knob("fail_sigbus", "0"));
 	for (t = 0; t < NTYPES; t++) {
 		struct counters before, *base = &before;
@@ -334,7 +354,7 @@ TEST_F(alloc, injected_failure_takes_oom_path)
 		EXPECT_LE(base->faults + 3, c.faults);
 		EXPECT_EQ(base->in_use + (ret == 0 ? 1 : 0), c.in_use);
 		if (ret == 0)
-			EXPECT_EQ(0xfeedULL, *(volatile uint64_t *)p);
+			EXPECT_EQ(0xfeedULL, peek64(p));
 		munmap(p, 2 * psz);
 	}
 }
@@ -351,20 +371,21 @@ TEST_F(alloc, pages_zeroed_after_reuse)
 	unsigned long nseen = 0, reused = 0;
 	int round, t;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	for (round = 0; round < 3; round++) {
 		for (t = 0; t < NTYPES; t++) {
-			volatile uint64_t *p = map_rw(dev_path[t], npages * psz);
+			__u64 *p = map_rw(dev_path[t], npages * psz);
 			unsigned long i, k, n = npages * psz / 8, bad = 0;
 
 			ASSERT_NE(MAP_FAILED, p);
 			for (i = 0; i < n; i++)
-				if (p[i])
+				if (peek64(&p[i]))
 					bad++;
 			EXPECT_EQ(0UL, bad) TH_LOG("round %d %s: %lu dirty words",
 						   round, type_name[t], bad);
 			for (i = 0; i < n; i++)
-				p[i] = 0xdead0000beef0000ULL | i;
+				poke64(&p[i], 0xdead0000beef0000ULL | i);
 
 			for (i = 0; i < npages; i++) {
 				unsigned long pfn = pfn_of((char *)p + i * psz);
@@ -374,10 +395,10 @@ TEST_F(alloc, pages_zeroed_after_reuse)
 						reused++;
 						break;
 					}
-				if (k == nseen && nseen < sizeof(seen) / sizeof(seen[0]))
+				if (k == nseen && nseen < ARRAY_SIZE(seen))
 					seen[nseen++] = pfn;
 			}
-			munmap((void *)p, npages * psz);
+			munmap(p, npages * psz);
 		}
 	}
 	TH_LOG("%lu of %lu page touches got a page used before by the test",

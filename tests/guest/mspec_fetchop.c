@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/types.h>
 
 /* 6.1's harness macros have unused parameters of their own. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -38,6 +39,7 @@
 static const char * const dev_path[NTYPES] = {
 	"/dev/sgi_fetchop", "/dev/mspec_cached", "/dev/mspec_uncached",
 };
+
 static const char * const type_name[NTYPES] = {
 	"fetchop", "cached", "uncached",
 };
@@ -85,10 +87,26 @@ static bool have_mspec(void)
 	       access(MSPEC_DEBUGFS "/uncached/stats", R_OK) == 0;
 }
 
-#define REQUIRE_MSPEC() do {						\
-	if (!have_mspec())						\
-		SKIP(return, "mspec module or debugfs not available");	\
-} while (0)
+#define NO_MSPEC	"mspec module or debugfs not available"
+
+/*
+ * Single accesses that the compiler keeps one for one (each may be the
+ * first touch of a page, or must see what another process stored).
+ */
+static inline __u64 peek64(const void *p)
+{
+	return __atomic_load_n((const __u64 *)p, __ATOMIC_RELAXED);
+}
+
+static inline void poke64(void *p, __u64 v)
+{
+	__atomic_store_n((__u64 *)p, v, __ATOMIC_RELAXED);
+}
+
+static inline char peek8(const void *p)
+{
+	return __atomic_load_n((const char *)p, __ATOMIC_RELAXED);
+}
 
 /* mmap() of a device; the file is closed, the mapping keeps it open. */
 static void *map_dev(const char *path, size_t len, int prot, int flags,
@@ -119,10 +137,10 @@ static void __attribute__((constructor)) init_psz(void)
 	psz = sysconf(_SC_PAGESIZE);
 }
 
-
 TEST(layout)
 {
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	ASSERT_EQ(64, FETCHOP_VAR_SIZE);
 	ASSERT_EQ(64UL, sizeof(struct fetchop_var));
 	ASSERT_EQ(0UL, offsetof(struct fetchop_var, value));
@@ -159,7 +177,8 @@ TEST(operations)
 	struct fetchop_var *v;
 	void *map;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	map = map_rw(FETCHOP_FULLNAME, psz);
 	ASSERT_NE(MAP_FAILED, map);
 	v = fetchop_var(map, var);
@@ -280,7 +299,8 @@ TEST(processes_hammer_same_variables)
 	unsigned int p, k;
 	void *map;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	ASSERT_EQ(0, read_counters(type_name[0], &base));
 	map = map_rw(FETCHOP_FULLNAME, 2 * psz);
 	ASSERT_NE(MAP_FAILED, map);
@@ -334,7 +354,8 @@ TEST(threads_hammer_one_variable)
 	struct results res;
 	void *map;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	memset(&res, 0, sizeof(res));
 	map = map_rw(FETCHOP_FULLNAME, 2 * psz);
 	ASSERT_NE(MAP_FAILED, map);

@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <linux/types.h>
 
 /* 6.1's harness macros have unused parameters of their own. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -38,6 +39,7 @@
 static const char * const dev_path[NTYPES] = {
 	"/dev/sgi_fetchop", "/dev/mspec_cached", "/dev/mspec_uncached",
 };
+
 static const char * const type_name[NTYPES] = {
 	"fetchop", "cached", "uncached",
 };
@@ -85,10 +87,26 @@ static bool have_mspec(void)
 	       access(MSPEC_DEBUGFS "/uncached/stats", R_OK) == 0;
 }
 
-#define REQUIRE_MSPEC() do {						\
-	if (!have_mspec())						\
-		SKIP(return, "mspec module or debugfs not available");	\
-} while (0)
+#define NO_MSPEC	"mspec module or debugfs not available"
+
+/*
+ * Single accesses that the compiler keeps one for one (each may be the
+ * first touch of a page, or must see what another process stored).
+ */
+static inline __u64 peek64(const void *p)
+{
+	return __atomic_load_n((const __u64 *)p, __ATOMIC_RELAXED);
+}
+
+static inline void poke64(void *p, __u64 v)
+{
+	__atomic_store_n((__u64 *)p, v, __ATOMIC_RELAXED);
+}
+
+static inline char peek8(const void *p)
+{
+	return __atomic_load_n((const char *)p, __ATOMIC_RELAXED);
+}
 
 /* mmap() of a device; the file is closed, the mapping keeps it open. */
 static void *map_dev(const char *path, size_t len, int prot, int flags,
@@ -127,7 +145,8 @@ TEST(devices_present)
 	char path[128];
 	int t;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	for (t = 0; t < NTYPES; t++) {
 		ASSERT_EQ(0, stat(dev_path[t], &st)) TH_LOG("%s", dev_path[t]);
 		ASSERT_TRUE(S_ISCHR(st.st_mode));
@@ -161,7 +180,8 @@ static void expect_refused(struct __test_metadata *_metadata, int prot,
 
 TEST(offset_not_zero_is_einval)
 {
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	expect_refused(_metadata, PROT_READ | PROT_WRITE, MAP_SHARED, psz,
 		       EINVAL);
 	expect_refused(_metadata, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -170,7 +190,8 @@ TEST(offset_not_zero_is_einval)
 
 TEST(private_mapping_is_einval)
 {
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	expect_refused(_metadata, PROT_READ | PROT_WRITE, MAP_PRIVATE, 0,
 		       EINVAL);
 	expect_refused(_metadata, PROT_READ, MAP_PRIVATE, 0, EINVAL);
@@ -178,7 +199,8 @@ TEST(private_mapping_is_einval)
 
 TEST(readonly_mapping_is_eperm)
 {
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	expect_refused(_metadata, PROT_READ, MAP_SHARED, 0, EPERM);
 	expect_refused(_metadata, PROT_NONE, MAP_SHARED, 0, EPERM);
 }
@@ -196,9 +218,10 @@ TEST(huge_mapping_is_enomem)
 	unsigned int i;
 	int t;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	for (t = 0; t < NTYPES; t++) {
-		for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 			void *p;
 
 			ASSERT_EQ(0, read_counters(type_name[t], &before));
@@ -229,9 +252,9 @@ static int vm_flags_of(void *addr, char *buf, size_t size)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, want, strlen(want)))
+		if (!strncmp(line, want, strlen(want))) {
 			in = true;
-		else if (in && !strncmp(line, "VmFlags:", 8)) {
+		} else if (in && !strncmp(line, "VmFlags:", 8)) {
 			snprintf(buf, size, "%s", line + 8);
 			fclose(f);
 			return 0;
@@ -246,8 +269,8 @@ static bool has_flag(const char *flags, const char *flag)
 	char copy[512], *tok, *save;
 
 	snprintf(copy, sizeof(copy), "%s", flags);
-	for (tok = strtok_r(copy, " \n", &save); tok;
-	     tok = strtok_r(NULL, " \n", &save))
+	for (tok = strtok_r(copy, "\n ", &save); tok;
+	     tok = strtok_r(NULL, "\n ", &save))
 		if (!strcmp(tok, flag))
 			return true;
 	return false;
@@ -260,7 +283,8 @@ TEST(vma_flags)
 	char flags[512];
 	int t;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	if (access("/proc/self/smaps", R_OK))
 		SKIP(return, "no /proc/self/smaps (CONFIG_PROC_PAGE_MONITOR=n)");
 	for (t = 0; t < NTYPES; t++) {
@@ -268,11 +292,11 @@ TEST(vma_flags)
 
 		ASSERT_NE(MAP_FAILED, p);
 		ASSERT_EQ(0, vm_flags_of(p, flags, sizeof(flags)));
-		for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		for (i = 0; i < ARRAY_SIZE(want); i++)
 			if (!has_flag(flags, want[i]))
 				missing++;
-		EXPECT_EQ(0U, missing) TH_LOG("%s: VmFlags:%s", dev_path[t],
-					     flags);
+		EXPECT_EQ(0U, missing)
+			TH_LOG("%s: VmFlags:%s", dev_path[t], flags);
 		munmap(p, 2 * psz);
 	}
 }
@@ -281,7 +305,8 @@ TEST(mremap_cannot_grow)
 {
 	int t;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	for (t = 0; t < NTYPES; t++) {
 		char *p = map_rw(dev_path[t], 2 * psz);
 		void *q;
@@ -304,9 +329,10 @@ TEST(nothing_allocated_before_touch)
 	struct counters base, c;
 	int t;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	for (t = 0; t < NTYPES; t++) {
-		volatile char *p;
+		char *p;
 
 		ASSERT_EQ(0, read_counters(type_name[t], &base));
 		p = map_rw(dev_path[t], 64 * psz);
@@ -315,13 +341,13 @@ TEST(nothing_allocated_before_touch)
 		EXPECT_EQ(base.mappings + 1, c.mappings);
 		EXPECT_EQ(base.in_use, c.in_use);
 
-		p[5 * psz] = 7;
+		poke64(p + 5 * psz, 7);
 		ASSERT_EQ(0, read_counters(type_name[t], &c));
 		EXPECT_EQ(base.in_use + 1, c.in_use);
 		EXPECT_EQ(base.allocated + 1 + (c.races - base.races),
 			  c.allocated);
 
-		munmap((void *)p, 64 * psz);
+		munmap(p, 64 * psz);
 		ASSERT_EQ(0, read_counters(type_name[t], &c));
 		EXPECT_EQ(base.mappings, c.mappings);
 		EXPECT_EQ(base.in_use, c.in_use);
@@ -334,10 +360,11 @@ TEST(first_touch_reads_zero)
 	struct counters base, c;
 	int t;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	for (t = 0; t < NTYPES; t++) {
-		volatile uint64_t *p;
-		unsigned long i, n = npages * psz / sizeof(uint64_t);
+		unsigned long i, n = npages * psz / sizeof(__u64);
+		__u64 *p;
 
 		ASSERT_EQ(0, read_counters(type_name[t], &base));
 		p = map_rw(dev_path[t], npages * psz);
@@ -345,10 +372,10 @@ TEST(first_touch_reads_zero)
 
 		/* Read faults first: every word of every page is zero. */
 		for (i = 0; i < n; i++)
-			if (p[i])
+			if (peek64(&p[i]))
 				break;
-		ASSERT_EQ(n, i) TH_LOG("%s: word %lu is %#llx", dev_path[t],
-				       i, (unsigned long long)p[i]);
+		ASSERT_EQ(n, i) TH_LOG("%s: word %lu is not zero", dev_path[t],
+				       i);
 
 		ASSERT_EQ(0, read_counters(type_name[t], &c));
 		EXPECT_EQ(base.in_use + (long)npages, c.in_use);
@@ -356,16 +383,16 @@ TEST(first_touch_reads_zero)
 
 		/* Then the memory is memory: what is written reads back. */
 		for (i = 0; i < n; i++)
-			p[i] = i * 0x9e3779b97f4a7c15ULL;
+			poke64(&p[i], i * 0x9e3779b97f4a7c15ULL);
 		for (i = 0; i < n; i++)
-			if (p[i] != i * 0x9e3779b97f4a7c15ULL)
+			if (peek64(&p[i]) != i * 0x9e3779b97f4a7c15ULL)
 				break;
 		ASSERT_EQ(n, i);
 		/* Writing touched no new page. */
 		ASSERT_EQ(0, read_counters(type_name[t], &c));
 		EXPECT_EQ(base.in_use + (long)npages, c.in_use);
 
-		munmap((void *)p, npages * psz);
+		munmap(p, npages * psz);
 		ASSERT_EQ(0, read_counters(type_name[t], &c));
 		EXPECT_EQ(base.in_use, c.in_use);
 		EXPECT_EQ(base.mappings, c.mappings);
@@ -380,10 +407,11 @@ TEST(string_functions_and_unaligned)
 	char buf[256];
 	int t;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	for (t = 0; t < NTYPES; t++) {
 		char *p = map_rw(dev_path[t], 2 * psz);
-		uint32_t v;
+		__u32 v;
 
 		ASSERT_NE(MAP_FAILED, p);
 		memset(p, 0x5a, 2 * psz);

@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/types.h>
 
 /* 6.1's harness macros have unused parameters of their own. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -31,6 +32,7 @@
 static const char * const dev_path[NTYPES] = {
 	"/dev/sgi_fetchop", "/dev/mspec_cached", "/dev/mspec_uncached",
 };
+
 static const char * const type_name[NTYPES] = {
 	"fetchop", "cached", "uncached",
 };
@@ -78,10 +80,26 @@ static bool have_mspec(void)
 	       access(MSPEC_DEBUGFS "/uncached/stats", R_OK) == 0;
 }
 
-#define REQUIRE_MSPEC() do {						\
-	if (!have_mspec())						\
-		SKIP(return, "mspec module or debugfs not available");	\
-} while (0)
+#define NO_MSPEC	"mspec module or debugfs not available"
+
+/*
+ * Single accesses that the compiler keeps one for one (each may be the
+ * first touch of a page, or must see what another process stored).
+ */
+static inline __u64 peek64(const void *p)
+{
+	return __atomic_load_n((const __u64 *)p, __ATOMIC_RELAXED);
+}
+
+static inline void poke64(void *p, __u64 v)
+{
+	__atomic_store_n((__u64 *)p, v, __ATOMIC_RELAXED);
+}
+
+static inline char peek8(const void *p)
+{
+	return __atomic_load_n((const char *)p, __ATOMIC_RELAXED);
+}
 
 /* mmap() of a device; the file is closed, the mapping keeps it open. */
 static void *map_dev(const char *path, size_t len, int prot, int flags,
@@ -112,7 +130,6 @@ static void __attribute__((constructor)) init_psz(void)
 	psz = sysconf(_SC_PAGESIZE);
 }
 
-
 #define NPROC		3
 #define NTHREAD		4
 #define NPAGES		24
@@ -123,7 +140,7 @@ struct shared {
 
 struct racer {
 	struct shared *sh;
-	volatile uint64_t *map;
+	__u64 *map;
 	unsigned int id;		/* 0 .. NPROC * NTHREAD - 1 */
 };
 
@@ -133,16 +150,16 @@ static void *race(void *arg)
 	unsigned long i;
 
 	for (i = 0; i < NPAGES; i++) {
-		volatile uint64_t *page = r->map + i * psz / sizeof(uint64_t);
+		__u64 *page = r->map + i * psz / sizeof(__u64);
 
 		pthread_barrier_wait(&r->sh->barrier);
 		/* All threads touch page i first thing after the barrier. */
-		page[r->id] = 0xace0000000000000ULL | i << 16 | r->id;
+		poke64(&page[r->id], 0xace0000000000000ULL | i << 16 | r->id);
 	}
 	return NULL;
 }
 
-static int run_racers(struct shared *sh, volatile uint64_t *map,
+static int run_racers(struct shared *sh, __u64 *map,
 		      unsigned int proc)
 {
 	struct racer r[NTHREAD];
@@ -163,7 +180,7 @@ static void race_type(struct __test_metadata *_metadata, int t)
 {
 	struct counters base, c;
 	pthread_barrierattr_t attr;
-	volatile uint64_t *map;
+	__u64 *map;
 	pid_t pid[NPROC];
 	struct shared *sh;
 	unsigned long i, bad = 0;
@@ -195,10 +212,11 @@ static void race_type(struct __test_metadata *_metadata, int t)
 
 	/* Every write of every thread is in the one page of its index. */
 	for (i = 0; i < NPAGES; i++) {
-		volatile uint64_t *page = map + i * psz / sizeof(uint64_t);
+		__u64 *page = map + i * psz / sizeof(__u64);
 
 		for (k = 0; k < NPROC * NTHREAD; k++)
-			if (page[k] != (0xace0000000000000ULL | i << 16 | k))
+			if (peek64(&page[k]) !=
+			    (0xace0000000000000ULL | i << 16 | k))
 				bad++;
 	}
 	EXPECT_EQ(0UL, bad) TH_LOG("%s: %lu writes lost", type_name[t], bad);
@@ -212,7 +230,7 @@ static void race_type(struct __test_metadata *_metadata, int t)
 	       type_name[t], c.faults - base.faults,
 	       c.allocated - base.allocated, NPAGES, c.races - base.races);
 
-	munmap((void *)map, NPAGES * psz);
+	munmap(map, NPAGES * psz);
 	pthread_barrier_destroy(&sh->barrier);
 	munmap(sh, sizeof(*sh));
 	ASSERT_EQ(0, read_counters(type_name[t], &c));
@@ -225,19 +243,22 @@ static void race_type(struct __test_metadata *_metadata, int t)
 
 TEST(race_uncached)
 {
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	race_type(_metadata, 2);
 }
 
 TEST(race_cached)
 {
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	race_type(_metadata, 1);
 }
 
 TEST(race_fetchop)
 {
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	race_type(_metadata, 0);
 }
 
@@ -247,11 +268,12 @@ TEST(race_threads_one_process)
 	struct counters base, c;
 	pthread_barrierattr_t attr;
 	struct shared sh;
-	volatile uint64_t *map;
+	__u64 *map;
 	unsigned long i, bad = 0;
 	unsigned int k;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	ASSERT_EQ(0, read_counters(type_name[2], &base));
 	pthread_barrierattr_init(&attr);
 	ASSERT_EQ(0, pthread_barrier_init(&sh.barrier, &attr, NTHREAD));
@@ -260,13 +282,13 @@ TEST(race_threads_one_process)
 	ASSERT_EQ(0, run_racers(&sh, map, 0));
 	for (i = 0; i < NPAGES; i++)
 		for (k = 0; k < NTHREAD; k++)
-			if (map[i * psz / sizeof(uint64_t) + k] !=
+			if (peek64(&map[i * psz / sizeof(__u64) + k]) !=
 			    (0xace0000000000000ULL | i << 16 | k))
 				bad++;
 	EXPECT_EQ(0UL, bad);
 	ASSERT_EQ(0, read_counters(type_name[2], &c));
 	EXPECT_EQ(base.in_use + NPAGES, c.in_use);
-	munmap((void *)map, NPAGES * psz);
+	munmap(map, NPAGES * psz);
 	pthread_barrier_destroy(&sh.barrier);
 	ASSERT_EQ(0, read_counters(type_name[2], &c));
 	EXPECT_EQ(base.in_use, c.in_use);

@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/types.h>
 
 /* 6.1's harness macros have unused parameters of their own. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -37,6 +38,7 @@
 static const char * const dev_path[NTYPES] = {
 	"/dev/sgi_fetchop", "/dev/mspec_cached", "/dev/mspec_uncached",
 };
+
 static const char * const type_name[NTYPES] = {
 	"fetchop", "cached", "uncached",
 };
@@ -84,10 +86,26 @@ static bool have_mspec(void)
 	       access(MSPEC_DEBUGFS "/uncached/stats", R_OK) == 0;
 }
 
-#define REQUIRE_MSPEC() do {						\
-	if (!have_mspec())						\
-		SKIP(return, "mspec module or debugfs not available");	\
-} while (0)
+#define NO_MSPEC	"mspec module or debugfs not available"
+
+/*
+ * Single accesses that the compiler keeps one for one (each may be the
+ * first touch of a page, or must see what another process stored).
+ */
+static inline __u64 peek64(const void *p)
+{
+	return __atomic_load_n((const __u64 *)p, __ATOMIC_RELAXED);
+}
+
+static inline void poke64(void *p, __u64 v)
+{
+	__atomic_store_n((__u64 *)p, v, __ATOMIC_RELAXED);
+}
+
+static inline char peek8(const void *p)
+{
+	return __atomic_load_n((const char *)p, __ATOMIC_RELAXED);
+}
 
 /* mmap() of a device; the file is closed, the mapping keeps it open. */
 static void *map_dev(const char *path, size_t len, int prot, int flags,
@@ -118,37 +136,36 @@ static void __attribute__((constructor)) init_psz(void)
 	psz = sysconf(_SC_PAGESIZE);
 }
 
-
 /* The first word of page @i of @p. */
-static volatile uint64_t *word(void *p, unsigned long i)
+static __u64 *word(void *p, unsigned long i)
 {
-	return (volatile uint64_t *)((char *)p + i * psz);
+	return (__u64 *)((char *)p + i * psz);
 }
 
-static uint64_t pattern(int t, unsigned long i)
+static __u64 pattern(int t, unsigned long i)
 {
-	return 0x5eed000000000000ULL | (uint64_t)t << 32 | (i + 1);
+	return 0x5eed000000000000ULL | (__u64)t << 32 | (i + 1);
 }
 
 /* Every word of page @i of @p is @v. */
-static bool page_is(void *p, unsigned long i, uint64_t v)
+static bool page_is(void *p, unsigned long i, __u64 v)
 {
-	volatile uint64_t *w = word(p, i);
+	__u64 *w = word(p, i);
 	unsigned long k;
 
-	for (k = 0; k < psz / sizeof(uint64_t); k++)
-		if (w[k] != v)
+	for (k = 0; k < psz / sizeof(__u64); k++)
+		if (peek64(&w[k]) != v)
 			return false;
 	return true;
 }
 
-static void fill_page(void *p, unsigned long i, uint64_t v)
+static void fill_page(void *p, unsigned long i, __u64 v)
 {
-	volatile uint64_t *w = word(p, i);
+	__u64 *w = word(p, i);
 	unsigned long k;
 
-	for (k = 0; k < psz / sizeof(uint64_t); k++)
-		w[k] = v;
+	for (k = 0; k < psz / sizeof(__u64); k++)
+		poke64(&w[k], v);
 }
 
 /* Wait for @pid: its exit code, 128 + signal if killed, -1 on error. */
@@ -184,7 +201,8 @@ TEST(fork_shares_pages)
 	struct counters base, c;
 	int t;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	for (t = 0; t < NTYPES; t++) {
 		char *p;
 		pid_t pid;
@@ -224,7 +242,8 @@ TEST(partial_munmap_keeps_rest)
 	struct counters base, c;
 	int t;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	for (t = 0; t < NTYPES; t++) {
 		char *p;
 
@@ -270,7 +289,8 @@ TEST(mprotect_part_keeps_rest)
 	struct counters base, c;
 	int t;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	for (t = 0; t < NTYPES; t++) {
 		char *p;
 		pid_t pid;
@@ -293,7 +313,7 @@ TEST(mprotect_part_keeps_rest)
 		pid = fork();
 		ASSERT_LE(0, pid);
 		if (pid == 0) {
-			*word(p, 3) = 1;
+			poke64(word(p, 3), 1);
 			_exit(0);
 		}
 		EXPECT_EQ(128 + SIGSEGV, wait_for(pid));
@@ -322,7 +342,8 @@ TEST(split_then_fork)
 	struct counters base, c;
 	int t;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	for (t = 0; t < NTYPES; t++) {
 		char *p;
 		pid_t pid;
@@ -356,7 +377,8 @@ TEST(mremap_move_keeps_data)
 	struct counters base, c;
 	int t;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	for (t = 0; t < NTYPES; t++) {
 		char *p, *dst, *q;
 
@@ -391,13 +413,14 @@ TEST(counters_back_after_unmap)
 	unsigned long i;
 	int t;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	for (t = 0; t < NTYPES; t++) {
 		ASSERT_EQ(0, read_counters(type_name[t], &base[t]));
 		p[t] = map_rw(dev_path[t], 8 * psz);
 		ASSERT_NE(MAP_FAILED, p[t]);
 		for (i = 0; i < 8; i++)
-			*word(p[t], i) = pattern(t, i);
+			poke64(word(p[t], i), pattern(t, i));
 	}
 	for (t = 0; t < NTYPES; t++) {
 		struct counters c;
@@ -420,7 +443,8 @@ TEST(counters_back_after_exit)
 	pid_t pid;
 	int t;
 
-	REQUIRE_MSPEC();
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
 	for (t = 0; t < NTYPES; t++)
 		ASSERT_EQ(0, read_counters(type_name[t], &base[t]));
 
