@@ -124,6 +124,12 @@ class Tree:
                                          parse_series(self.series_dir)])
         return self.src
 
+    def touched_files(self) -> list[str]:
+        out = []
+        for patch, strip in parse_series(self.series_dir):
+            out += patched_files(patch, strip)
+        return sorted(set(out))
+
     def touched_c_files(self) -> list[str]:
         out = []
         for patch, strip in parse_series(self.series_dir):

@@ -31,10 +31,18 @@ def test_kernel_build(matrix, arch):
 
 @phase(1)
 def test_series_w1_clean(matrix, arch):
-    """W=1 adds no warning in the files the series touches."""
+    """W=1 adds no warning in the files the series touches.
+
+    The W=1 pass also reruns arch prepare steps whose own warnings (ia64's
+    asm-offsets and clone3 #warning) predate the series: only warnings
+    located in a file the series touches count.
+    """
     art = matrix.artifacts(arch)
     _fail_build(art, "kernel")
-    w = art.kernel_meta["w1_warnings"]
+    assert art.kernel_meta["w1_files"], "no file of the series compiled"
+    mine = matrix.builder.tree.touched_files()
+    w = [x for x in art.kernel_meta["w1_warnings"]
+         if any(f + ":" in x for f in mine)]
     assert not w, "W=1 warnings:\n" + "\n".join(w)
 
 
