@@ -264,6 +264,17 @@ class MatrixHooks:
             return (order.get(params.get("arch"), -1), phase,
                     prog_order.get(params.get("program"), 0),
                     getattr(item.function, "subphase", 0))
+
+        def empty(item):
+            # a matrix test with no architecture to run on (e.g. the
+            # guest tests with --arch ia64): nothing to report
+            spec = getattr(item, "callspec", None)
+            return ("arch" in getattr(item, "fixturenames", ()) and
+                    (spec is None or spec.params.get("arch") not in order))
+        gone = [i for i in items if empty(i)]
+        if gone:
+            config.hook.pytest_deselected(items=gone)
+            items[:] = [i for i in items if not empty(i)]
         items.sort(key=key)
 
     @pytest.hookimpl(hookwrapper=True)
@@ -278,7 +289,9 @@ class MatrixHooks:
         if arch is None or self.matrix is None:
             return
         st = self.matrix.state.get(arch)
-        if rep.failed and st is not None and st.guest is not None:
+        if st is None:
+            return
+        if rep.failed and st.guest is not None:
             rep.sections.append((f"console log of the {arch} guest "
                                  f"({st.guest.transcript})",
                                  st.guest.console_tail()))
