@@ -195,6 +195,8 @@ class Matrix:
             run.report = ktap.parse([(ln.t, ln.text)
                                      for ln in run.output.lines])
             name_results(run.report, prog.cases)
+            out = g.workdir / (prog.name.replace("/", "-") + ".ktap")
+            out.write_text(run.output.text + "\n")
         except GuestError as exc:
             run.error = str(exc)
         return run
