@@ -29,112 +29,7 @@
 /* 6.1's harness macros have unused parameters of their own. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
-
-/* ------------------------------------------- helpers (in each mspec test) */
-
-#define MSPEC_DEBUGFS	"/sys/kernel/debug/mspec"
-#define NTYPES		3
-
-static const char * const dev_path[NTYPES] = {
-	"/dev/sgi_fetchop", "/dev/mspec_cached", "/dev/mspec_uncached",
-};
-
-static const char * const type_name[NTYPES] = {
-	"fetchop", "cached", "uncached",
-};
-
-struct counters {
-	long in_use, allocated, freed, leaked, faults, failures, races, mappings;
-};
-
-static int read_counters(const char *type, struct counters *c)
-{
-	char path[128], key[64];
-	long val;
-	FILE *f;
-
-	memset(c, 0, sizeof(*c));
-	snprintf(path, sizeof(path), MSPEC_DEBUGFS "/%s/stats", type);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %ld", key, &val) == 2) {
-		if (!strcmp(key, "pages_in_use"))
-			c->in_use = val;
-		else if (!strcmp(key, "pages_allocated"))
-			c->allocated = val;
-		else if (!strcmp(key, "pages_freed"))
-			c->freed = val;
-		else if (!strcmp(key, "pages_leaked"))
-			c->leaked = val;
-		else if (!strcmp(key, "faults"))
-			c->faults = val;
-		else if (!strcmp(key, "alloc_failures"))
-			c->failures = val;
-		else if (!strcmp(key, "alloc_races"))
-			c->races = val;
-		else if (!strcmp(key, "mappings"))
-			c->mappings = val;
-	}
-	fclose(f);
-	return 0;
-}
-
-static bool have_mspec(void)
-{
-	return access(dev_path[2], F_OK) == 0 &&
-	       access(MSPEC_DEBUGFS "/uncached/stats", R_OK) == 0;
-}
-
-#define NO_MSPEC	"mspec module or debugfs not available"
-
-/*
- * Single accesses that the compiler keeps one for one (each may be the
- * first touch of a page, or must see what another process stored).
- */
-static inline __u64 peek64(const void *p)
-{
-	return __atomic_load_n((const __u64 *)p, __ATOMIC_RELAXED);
-}
-
-static inline void poke64(void *p, __u64 v)
-{
-	__atomic_store_n((__u64 *)p, v, __ATOMIC_RELAXED);
-}
-
-static inline char peek8(const void *p)
-{
-	return __atomic_load_n((const char *)p, __ATOMIC_RELAXED);
-}
-
-/* mmap() of a device; the file is closed, the mapping keeps it open. */
-static void *map_dev(const char *path, size_t len, int prot, int flags,
-		     off_t off)
-{
-	int fd = open(path, O_RDWR);
-	void *p;
-	int err;
-
-	if (fd < 0)
-		return MAP_FAILED;
-	p = mmap(NULL, len, prot, flags, fd, off);
-	err = errno;
-	close(fd);
-	errno = err;
-	return p;
-}
-
-static void *map_rw(const char *path, size_t len)
-{
-	return map_dev(path, len, PROT_READ | PROT_WRITE, MAP_SHARED, 0);
-}
-
-static long psz;
-
-static void __attribute__((constructor)) init_psz(void)
-{
-	psz = sysconf(_SC_PAGESIZE);
-}
+#include "mspec_test.h"
 
 /* The first word of page @i of @p. */
 static __u64 *word(void *p, unsigned long i)
@@ -166,20 +61,6 @@ static void fill_page(void *p, unsigned long i, __u64 v)
 
 	for (k = 0; k < psz / sizeof(__u64); k++)
 		poke64(&w[k], v);
-}
-
-/* Wait for @pid: its exit code, 128 + signal if killed, -1 on error. */
-static int wait_for(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return -1;
 }
 
 static void expect_back_to(struct __test_metadata *_metadata, int t,
