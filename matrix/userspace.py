@@ -285,10 +285,11 @@ def build_tests(arch: Arch, tree: Tree, cache: cachemod.Cache,
                         for p in progs],
               "uapi": cachemod.hash_files(inc_files, uapi) if inc_files
               else "", "cflags": CFLAGS,
-              # headers the test sources share, beside them
-              "headers": cachemod.hash_files(
-                  sorted({h for _, src in discover_tests(user_dir)
-                          for h in src.parent.glob("*.h")}))}
+              # headers the test sources share, beside them (by name and
+              # content: the clone's location must not change the key)
+              "headers": sorted({(h.name, cachemod.file_checksum(h))
+                                 for _, src in discover_tests(user_dir)
+                                 for h in src.parent.glob("*.h")})}
     entry = cache.entry("tests", arch.name, inputs)
     with entry.lock():
         meta = entry.meta()
