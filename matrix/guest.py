@@ -222,8 +222,9 @@ class Guest:
         except pexpect.TIMEOUT as exc:
             self.busy_seconds += time.monotonic() - t0
             self.kill()
-            raise GuestError(f"{self.arch.name}: '{cmd}' did not finish "
-                             f"within {timeout:.0f} s; guest killed") from exc
+            raise GuestError(f"{self.arch.name}: '{cmd}' printed nothing "
+                             f"for {line_timeout:.0f} s or ran past "
+                             f"{timeout:.0f} s; guest killed") from exc
         except pexpect.EOF as exc:
             self.busy_seconds += time.monotonic() - t0
             self.kill()

@@ -20,8 +20,7 @@ import pytest
 
 from . import archspec, cache as cachemod, kernlog, ktap, results
 from .build import Artifacts, Builder, expected_programs
-from .guest import Guest, GuestError, Output, qemu_version
-from .log import BuildError
+from .guest import Guest, GuestError, Output
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 EXPECTED_WARNINGS = REPO / "tests" / "guest" / "expected-warnings.txt"
