@@ -38,8 +38,11 @@ class PrivateApt:
     no deb-src line added to the system's sources.
     """
 
-    def __init__(self, cache: cachemod.Cache):
-        self.root = cache.root / "apt"
+    def __init__(self, cache: cachemod.Cache, arch: str, kinds: str):
+        # One state per architecture and index kind ("deb" or "deb-src"),
+        # so an update fetches only the index that is needed.
+        self.arch, self.kinds = arch, kinds
+        self.root = cache.root / "apt" / f"{kinds}-{arch}"
 
     def _opts(self) -> list[str]:
         r = self.root
@@ -47,11 +50,7 @@ class PrivateApt:
                 "-o", "Dir::Etc::SourceParts=-",
                 "-o", f"Dir::State::Lists={r}/lists",
                 "-o", f"Dir::Cache={r}/cache",
-                "-o", "APT::Architectures::=amd64",
-                "-o", "APT::Architectures::=arm64",
-                "-o", "APT::Architectures::=armhf",
-                "-o", "APT::Architectures::=ppc64el",
-                "-o", "APT::Architectures::=s390x",
+                "-o", f"APT::Architectures::={self.arch}",
                 "-o", "Debug::NoLocking=1"]
 
     def _sources(self) -> str:
@@ -69,12 +68,11 @@ class PrivateApt:
             signed = fields.get("Signed-By")
             opt = f"[signed-by={signed}] " if signed else ""
             for suite in fields.get("Suites", "").split():
-                for kind in ("deb", "deb-src"):
-                    lines.append(f"{kind} {opt}{fields['URIs']} {suite} "
-                                 f"{fields.get('Components', 'main')}")
+                lines.append(f"{self.kinds} {opt}{fields['URIs']} {suite} "
+                             f"{fields.get('Components', 'main')}")
         if not lines:
-            lines = ["deb http://deb.debian.org/debian bookworm main",
-                     "deb-src http://deb.debian.org/debian bookworm main"]
+            lines = [f"{self.kinds} http://deb.debian.org/debian bookworm "
+                     "main"]
         return "\n".join(lines) + "\n"
 
     def update(self, log: pathlib.Path) -> None:
@@ -109,21 +107,26 @@ def busybox(arch: Arch, cache: cachemod.Cache) -> pathlib.Path:
             return entry.path / "busybox"
         entry.reset()
         log = entry.path / "build.log"
-        apt = PrivateApt(cache)
         work = entry.path / "work"
         work.mkdir()
         if how == "debian":
-            apt.run(["download", f"busybox-static:{arch.debian_arch}"], log,
-                    work, what=f"downloading busybox-static:"
-                    f"{arch.debian_arch}")
+            pkg = f"busybox-static:{arch.debian_arch}"
+            try:    # the machine's own architecture: its apt lists will do
+                run_logged(["apt-get", "download", pkg], log, cwd=work,
+                           what=f"downloading {pkg}")
+            except BuildError:
+                PrivateApt(cache, arch.debian_arch, "deb").run(
+                    ["download", pkg], log, work,
+                    what=f"downloading {pkg}")
             deb = next(work.glob("busybox-static_*.deb"))
             run_logged(["dpkg-deb", "-x", str(deb), str(work / "x")], log,
                        what="unpacking busybox-static")
             shutil.copy2(work / "x/bin/busybox", entry.path / "busybox")
             version = deb.name
         else:
-            apt.run(["source", "--download-only", "busybox"], log, work,
-                    what="downloading the busybox source package")
+            PrivateApt(cache, "amd64", "deb-src").run(
+                ["source", "--download-only", "busybox"], log, work,
+                what="downloading the busybox source package")
             dsc = next(work.glob("busybox_*.dsc"))
             run_logged(["dpkg-source", "-x", dsc.name, "src"], log, cwd=work,
                        what="unpacking busybox source")
