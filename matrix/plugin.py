@@ -146,6 +146,8 @@ class Matrix:
                              f"{str(first).splitlines()[0]}" if failed else
                              "nothing to boot: no initramfs")
             raise GuestError(st.boot_error)
+        if st.guest is not None:        # a dead guest: count its time
+            self._stop(st)
         st.boots += 1
         workdir = self.results.arch_dir(name) / f"boot{st.boots}"
         g = Guest(st.arch, art.kernel_image, art.initramfs, workdir,
