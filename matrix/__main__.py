@@ -20,16 +20,17 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 def cmd_list(_args) -> int:
     for a in archspec.load_all().values():
         kind = "boot" if a.bootable else "build-only"
-        print(f"{a.name:10} {kind:10} ARCH={a.kernel.arch} "
-              f"{a.kernel.cross_compile or '(native)'}")
+        extra = f" +kernel/config/{a.variant}.config" if a.variant else ""
+        print(f"{a.name:14} {kind:10} ARCH={a.kernel.arch} "
+              f"{a.kernel.cross_compile or '(native)'}{extra}")
     return 0
 
 
 def cmd_build(args) -> int:
     from .build import Builder
     from .cache import Cache
-    arches = archspec.select(args.arch)
-    b = Builder(Cache(), args.variant,
+    arches = archspec.select(args.arch, variant=args.variant)
+    b = Builder(Cache(),
                 pathlib.Path(args.user_tests) if args.user_tests else None,
                 not args.no_install)
     rc = 0
@@ -46,13 +47,13 @@ def cmd_build(args) -> int:
 def cmd_run(args, extra: list[str]) -> int:
     import pytest
     try:
-        archspec.select(args.arch)
+        archspec.select(args.arch, variant=args.variant)
     except archspec.ArchError as exc:
         print(f"matrix: {exc}", file=sys.stderr)
         return 2
     argv = [str(REPO / "tests" / "test_matrix.py"), f"--arch={args.arch}",
             "-q", "-p", "no:cacheprovider", "-o", "console_output_style=count"]
-    if args.variant:
+    if args.variant != "all":
         argv.append(f"--variant={args.variant}")
     if args.user_tests:
         argv.append(f"--user-tests={args.user_tests}")
@@ -73,7 +74,8 @@ def main(argv: list[str]) -> int:
     for name in ("run", "build"):
         p = sub.add_parser(name)
         p.add_argument("--arch", default="all")
-        p.add_argument("--variant", default="")
+        p.add_argument("--variant", default="all",
+                       help="all, none, or a variant such as debug")
         p.add_argument("--user-tests")
         p.add_argument("--no-install", action="store_true")
         if name == "run":

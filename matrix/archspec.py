@@ -4,6 +4,11 @@ An architecture file says how to build the kernel (ARCH, cross prefix,
 config fragment, image), how to build user space for it (C compiler,
 where busybox comes from) and, for a bootable one, how QEMU starts it.
 Adding an architecture is adding one such file.
+
+A file may also name variants (e.g. debug): the same architecture with
+kernel/config/VARIANT.config on top, run as its own target, e.g.
+x86_64-debug, with its own kernel command line additions and a time
+scale for slow kernels. Every variant is part of a full run.
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from typing import Any, Optional
 import yaml
 
 ARCH_DIR = pathlib.Path(__file__).resolve().parent / "arches"
+CONFIG_DIR = ARCH_DIR.parent.parent / "kernel" / "config"
 
 
 class ArchError(Exception):
@@ -48,13 +54,25 @@ class QemuSpec:
 
 
 @dataclasses.dataclass(frozen=True)
+class VariantSpec:
+    name: str                 # kernel/config/<name>.config
+    cmdline: str              # appended to the kernel command line
+    memory: Optional[str]     # guest RAM, when the variant needs more
+    scale: int                # slowness: timeouts and {scale} in test args
+
+
+@dataclasses.dataclass(frozen=True)
 class Arch:
-    name: str
+    name: str                 # target name: "x86_64" or "x86_64-debug"
     path: pathlib.Path
     kernel: KernelSpec
     user: Optional[UserSpec]
     qemu: Optional[QemuSpec]
     module_params: dict[str, str]
+    base: str = ""            # the architecture file's name
+    variant: str = ""         # "" for the plain kernel
+    scale: int = 1
+    variants: tuple[VariantSpec, ...] = ()
 
     @property
     def bootable(self) -> bool:
@@ -68,6 +86,17 @@ class Arch:
     def fingerprint(self) -> dict[str, Any]:
         """What of this file feeds the kernel build (for its cache key)."""
         return dataclasses.asdict(self.kernel)
+
+    def with_variant(self, v: VariantSpec) -> "Arch":
+        """This architecture as the target of one of its variants."""
+        qemu = self.qemu
+        if qemu is not None:
+            qemu = dataclasses.replace(
+                qemu, memory=v.memory or qemu.memory,
+                cmdline=" ".join(x for x in (qemu.cmdline, v.cmdline) if x))
+        return dataclasses.replace(self, name=f"{self.base}-{v.name}",
+                                   variant=v.name, scale=v.scale, qemu=qemu,
+                                   variants=())
 
 
 DEBIAN_ARCH = {"x86_64": "amd64", "arm64": "arm64", "riscv64": "riscv64",
@@ -93,7 +122,8 @@ def parse(path: pathlib.Path) -> Arch:
     name = _need(raw, "name", where)
     if name != path.stem:
         raise ArchError(f"{path}: name '{name}' must match the file name")
-    known = {"name", "kernel", "userspace", "qemu", "module_params"}
+    known = {"name", "kernel", "userspace", "qemu", "module_params",
+             "variants"}
     unknown = set(raw) - known
     if unknown:
         raise ArchError(f"{path}: unknown keys {sorted(unknown)}; "
@@ -136,19 +166,57 @@ def parse(path: pathlib.Path) -> Arch:
     params = raw.get("module_params", {}) or {}
     if not isinstance(params, dict):
         raise ArchError(f"{path}: module_params must map module to params")
+    variants = []
+    for vname, v in (raw.get("variants") or {}).items():
+        wv = f"{where}:variants:{vname}"
+        v = v or {}
+        if not isinstance(v, dict):
+            raise ArchError(f"{wv}: expected a mapping")
+        bad = set(v) - {"cmdline", "memory", "scale"}
+        if bad:
+            raise ArchError(f"{wv}: unknown keys {sorted(bad)}; known: "
+                            "['cmdline', 'memory', 'scale']")
+        if not (CONFIG_DIR / f"{vname}.config").is_file():
+            raise ArchError(f"{wv}: no config fragment "
+                            f"{CONFIG_DIR / (vname + '.config')}")
+        variants.append(VariantSpec(name=str(vname),
+                                    cmdline=v.get("cmdline", "") or "",
+                                    memory=str(v["memory"]) if "memory" in v
+                                    else None,
+                                    scale=int(v.get("scale", 1))))
     return Arch(name=name, path=path, kernel=kernel, user=user, qemu=qemu,
-                module_params={str(m): str(p) for m, p in params.items()})
+                module_params={str(m): str(p) for m, p in params.items()},
+                base=name, variants=tuple(variants))
 
 
 def load_all(arch_dir: pathlib.Path = ARCH_DIR) -> dict[str, Arch]:
-    """Every architecture file, by name, in a stable order."""
-    return {p.stem: parse(p) for p in sorted(arch_dir.glob("*.yaml"))}
+    """Every target, by name, in a stable order: each architecture file,
+    followed by its variants (x86_64, x86_64-debug, arm64, ...)."""
+    out = {}
+    for p in sorted(arch_dir.glob("*.yaml")):
+        a = parse(p)
+        out[a.name] = a
+        for v in a.variants:
+            out[f"{a.name}-{v.name}"] = a.with_variant(v)
+    return out
 
 
-def select(names: Optional[str],
-           arch_dir: pathlib.Path = ARCH_DIR) -> list[Arch]:
-    """The architectures named in a comma list (all when None or "all")."""
+def select(names: Optional[str], arch_dir: pathlib.Path = ARCH_DIR,
+           variant: Optional[str] = None) -> list[Arch]:
+    """The targets named in a comma list (all when None or "all").
+
+    variant narrows the choice to the targets of one variant ("debug"),
+    or to the plain kernels ("none"); None or "all" keeps every one.
+    """
     arches = load_all(arch_dir)
+    if variant and variant != "all":
+        want = "" if variant in ("none", "plain") else variant
+        known = {a.variant for a in arches.values()} - {""}
+        if want and want not in known:
+            raise ArchError(f"unknown variant '{variant}'; known: "
+                            f"{', '.join(sorted(known)) or 'none'}, none, "
+                            "all")
+        arches = {n: a for n, a in arches.items() if a.variant == want}
     if not names or names == "all":
         return list(arches.values())
     chosen = []
@@ -156,6 +224,11 @@ def select(names: Optional[str],
         if not n:
             continue
         if n not in arches:
+            # an architecture's name picks its targets of the chosen variant
+            same = [a for a in arches.values() if a.base == n]
+            if same and variant and variant != "all":
+                chosen += same
+                continue
             raise ArchError(f"unknown architecture '{n}'; known: "
                             f"{', '.join(arches)} (one file each in "
                             f"{arch_dir})")

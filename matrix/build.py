@@ -40,11 +40,10 @@ def expected_programs(user_dir: Optional[pathlib.Path]) -> list[TestProgram]:
 
 
 class Builder:
-    def __init__(self, cache: cachemod.Cache, variant: str = "",
+    def __init__(self, cache: cachemod.Cache,
                  user_tests: Optional[pathlib.Path] = None,
                  install: bool = True):
         self.cache = cache
-        self.variant = variant
         self.user_tests = user_tests
         self.install = install
         self._tree: Optional[Tree] = None
@@ -80,7 +79,7 @@ class Builder:
 
         kb = step("kernel", lambda: KernelBuild(
             arch, self.tree, self.cache,
-            toolchain.cross_prefix(arch, self.cache), self.variant))
+            toolchain.cross_prefix(arch, self.cache)))
         if kb is not None:
             art.kernel_meta = step("kernel", kb.ensure)
             art.kernel_log = kb.entry.path / "build.log"

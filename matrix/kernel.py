@@ -183,21 +183,19 @@ class KernelBuild:
     """One kernel configured and built for one architecture."""
 
     def __init__(self, arch: Arch, tree: Tree, cache: cachemod.Cache,
-                 toolchain_prefix: str, variant: str = "",
-                 jobs: Optional[int] = None):
+                 toolchain_prefix: str, jobs: Optional[int] = None):
         self.arch = arch
         self.tree = tree
         self.cache = cache
         self.prefix = toolchain_prefix      # full CROSS_COMPILE
-        self.variant = variant
+        self.variant = arch.variant
         self.jobs = jobs or (os.cpu_count() or 1) + 1
         self.fragment = self._fragment()
         self.cc_id = compiler_id(self.prefix + "gcc")
         inputs = {"tree": tree.key, "arch": arch.fingerprint(),
                   "fragment": self.fragment, "cc": self.cc_id,
                   "builder": BUILDER_VERSION}
-        name = arch.name + (f"-{variant}" if variant else "")
-        self.entry = cache.entry("kernels", name, inputs)
+        self.entry = cache.entry("kernels", arch.name, inputs)
         self.out = self.entry.path / "build"
 
     def _fragment(self) -> str:

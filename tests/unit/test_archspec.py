@@ -101,3 +101,50 @@ def test_fingerprint_changes_with_kernel_fields(tmp_path):
     c = archspec.load_all(tmp_path)["toy"].fingerprint()
     assert a != b
     assert a == c      # QEMU settings do not rebuild the kernel
+
+
+VARIANTS = GOOD + """\
+variants:
+  debug:
+    cmdline: kmemleak=on
+    memory: 512M
+    scale: 4
+"""
+
+
+def test_variant_is_its_own_target(tmp_path):
+    write(tmp_path, "toy", VARIANTS)
+    arches = archspec.load_all(tmp_path)
+    assert list(arches) == ["toy", "toy-debug"]
+    plain, debug = arches["toy"], arches["toy-debug"]
+    assert (plain.variant, plain.scale, plain.base) == ("", 1, "toy")
+    assert (debug.variant, debug.scale, debug.base) == ("debug", 4, "toy")
+    assert debug.qemu.memory == "512M" and plain.qemu.memory == "256M"
+    assert debug.qemu.cmdline.endswith("kmemleak=on")
+    # the same kernel description: only the fragment differs
+    assert debug.fingerprint() == plain.fingerprint()
+
+
+def test_variant_selection(tmp_path):
+    write(tmp_path, "toy", VARIANTS)
+    names = lambda sel: [a.name for a in sel]  # noqa: E731
+    assert names(archspec.select("all", tmp_path)) == ["toy", "toy-debug"]
+    assert names(archspec.select(None, tmp_path, "none")) == ["toy"]
+    assert names(archspec.select(None, tmp_path, "debug")) == ["toy-debug"]
+    assert names(archspec.select("toy", tmp_path, "debug")) == ["toy-debug"]
+    assert names(archspec.select("toy-debug", tmp_path)) == ["toy-debug"]
+    with pytest.raises(archspec.ArchError, match="known: debug"):
+        archspec.select(None, tmp_path, "fast")
+
+
+def test_variant_needs_its_fragment(tmp_path):
+    write(tmp_path, "toy", GOOD + "variants:\n  nosuch: {}\n")
+    with pytest.raises(archspec.ArchError, match="no config fragment"):
+        archspec.load_all(tmp_path)
+
+
+def test_debug_variant_shipped_for_x86_64_and_arm64():
+    arches = archspec.load_all()
+    assert {"x86_64-debug", "arm64-debug"} <= set(arches)
+    for a in ("x86_64-debug", "arm64-debug"):
+        assert arches[a].bootable and arches[a].variant == "debug"
