@@ -123,3 +123,25 @@ def _parse(items: list[tuple[Optional[float], str]], indent: int) -> Report:
         rep.problems.append(f"plan 1..{rep.plan} but {len(rep.results)} "
                             "results")
     return rep
+
+
+_METRIC = re.compile(r"^\s*#\s*METRIC\s+([A-Za-z0-9_.:-]+)\s+"
+                     r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
+                     r"(?:\s+(\S+))?\s*$")
+
+
+def metrics(lines: Iterable[str]) -> dict[str, dict]:
+    """Figures a program reports as "# METRIC <name> <number> [unit]".
+
+    A name printed twice keeps its last value; lines that look like a
+    metric but are not well formed are ignored (they stay diagnostics).
+    """
+    out: dict[str, dict] = {}
+    for line in lines:
+        m = _METRIC.match(line)
+        if m:
+            value = float(m.group(2))
+            out[m.group(1)] = {"value": int(value) if value.is_integer()
+                               and abs(value) < 2 ** 63 else value,
+                               "unit": m.group(3) or ""}
+    return out

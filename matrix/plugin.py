@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
+import random
 import re
 import time
 from typing import Optional
@@ -32,8 +33,10 @@ def pytest_addoption(parser):
     g.addoption("--arch", default=os.environ.get("NOPFN_ARCH", "all"),
                 help="comma list of architectures (default: all files in "
                 "matrix/arches/)")
-    g.addoption("--variant", default="", help="extra config fragment "
-                "kernel/config/VARIANT.config (e.g. debug)")
+    g.addoption("--variant", default=os.environ.get("NOPFN_VARIANT", "all"),
+                help="which kernels: all (default: every architecture and "
+                "its variants), none (plain kernels only), or a variant "
+                "(e.g. debug: kernel/config/debug.config)")
     g.addoption("--user-tests", default=None, help="folder of extra C test "
                 "sources (KTAP or plain exit status) for every guest")
     g.addoption("--results", default=None, help="results folder (default "
@@ -42,6 +45,9 @@ def pytest_addoption(parser):
                 help="seconds a guest test may stay silent before the "
                 "guest is killed")
     g.addoption("--boot-timeout", type=int, default=60)
+    g.addoption("--seed", type=int, default=None, help="the {seed} given "
+                "to the test programs that take one (default: a fresh "
+                "random seed per program and run, kept in the results)")
     g.addoption("--no-install", action="store_true",
                 help="report missing packages instead of installing them")
 
@@ -77,6 +83,9 @@ class ArchState:
     module_load: dict[str, Output] = dataclasses.field(default_factory=dict)
     runs: dict[str, ProgramRun] = dataclasses.field(default_factory=dict)
     tests: dict[str, dict] = dataclasses.field(default_factory=dict)
+    # per program: "# METRIC" figures, and how it was run (args, seed)
+    metrics: dict[str, dict] = dataclasses.field(default_factory=dict)
+    programs: dict[str, dict] = dataclasses.field(default_factory=dict)
     kernel_version: str = ""
 
 
@@ -85,17 +94,19 @@ class Matrix:
         self.config = config
         opt = config.getoption
         try:
-            self.arches = archspec.select(opt("--arch"))
+            self.arches = archspec.select(opt("--arch"),
+                                          variant=opt("--variant"))
         except archspec.ArchError as exc:
             raise pytest.UsageError(str(exc)) from exc
         user = opt("--user-tests")
         self.user_tests = pathlib.Path(user).resolve() if user else None
         self.programs = expected_programs(self.user_tests)
         self.modules = module_names()
-        self.builder = Builder(cachemod.Cache(), opt("--variant"),
-                               self.user_tests, not opt("--no-install"))
+        self.builder = Builder(cachemod.Cache(), self.user_tests,
+                               not opt("--no-install"))
         self.test_timeout = opt("--test-timeout")
         self.boot_timeout = opt("--boot-timeout")
+        self.seed = opt("--seed")
         self._results_opt = opt("--results")
         self._results: Optional[results.ResultsDir] = None
         self.expected = kernlog.load_expected(EXPECTED_WARNINGS)
@@ -151,7 +162,7 @@ class Matrix:
         st.boots += 1
         workdir = self.results.arch_dir(name) / f"boot{st.boots}"
         g = Guest(st.arch, art.kernel_image, art.initramfs, workdir,
-                  self.boot_timeout)
+                  self.boot_timeout * st.arch.scale)
         st.guest = g
         st.runs.clear()
         try:
@@ -169,7 +180,7 @@ class Matrix:
         for name in self.modules:
             st.module_load[name] = g.run(
                 f"insmod /modules/{name}.ko {params.get(name, '')}",
-                timeout=self.test_timeout)
+                timeout=self.test_timeout * st.arch.scale)
 
     def _stop(self, st: ArchState) -> None:
         if st.guest is not None:
@@ -189,18 +200,42 @@ class Matrix:
         run = ProgramRun()
         st.runs[prog.name] = run
         n = max(1, len(prog.cases))
+        scale = st.arch.scale
+        args, info = self.program_args(prog, scale)
+        st.programs[prog.name] = info
         try:
-            run.output = g.run(f"/tests/{prog.name}",
-                               timeout=self.test_timeout * (n + 1),
-                               line_timeout=self.test_timeout)
+            run.output = g.run(f"/tests/{prog.name} {args}".strip(),
+                               timeout=self.test_timeout * (n + 1) * scale,
+                               line_timeout=self.test_timeout * scale)
             run.report = ktap.parse([(ln.t, ln.text)
                                      for ln in run.output.lines])
             name_results(run.report, prog.cases)
+            figures = ktap.metrics(ln.text for ln in run.output.lines)
+            if figures:
+                st.metrics[prog.name] = figures
+            info.update(rc=run.output.rc,
+                        seconds=round(run.output.seconds, 3))
             out = g.workdir / (prog.name.replace("/", "-") + ".ktap")
             out.write_text(run.output.text + "\n")
         except GuestError as exc:
             run.error = str(exc)
+            info["error"] = run.error.splitlines()[0] if run.error else ""
         return run
+
+    def program_args(self, prog, scale: int) -> tuple[str, dict]:
+        """A program's command line arguments, {seed} and {scale} filled
+        in, and the record of them for the results."""
+        info: dict = {}
+        args = prog.args
+        if "{seed}" in args:
+            seed = self.seed if self.seed is not None else \
+                random.SystemRandom().getrandbits(63)
+            args = args.replace("{seed}", str(seed))
+            info["seed"] = seed
+        args = args.replace("{scale}", str(scale))
+        if args:
+            info["args"] = args
+        return args, info
 
 
 def name_results(report: ktap.Report, cases: list[str]) -> None:

@@ -85,6 +85,10 @@ def arch_record(m: "Matrix", name: str) -> dict:
         "boot_seconds": [round(b, 3) for b in st.boot_times],
         "guest_seconds": round(st.guest_seconds, 3),
         "tests": st.tests,
+        "variant": st.arch.variant,
+        "base": st.arch.base,
+        "programs": st.programs,
+        "metrics": st.metrics,
         "counts": {s: sum(1 for r in st.tests.values() if r["status"] == s)
                    for s in ("passed", "failed", "skipped")},
     }

@@ -101,7 +101,7 @@ def busybox(arch: Arch, cache: cachemod.Cache) -> pathlib.Path:
     inputs = {"arch": arch.debian_arch, "how": how}
     if how == "source":
         inputs["cc"] = compiler_id(arch.user.cc)
-    entry = cache.entry("busybox", arch.name, inputs)
+    entry = cache.entry("busybox", arch.base, inputs)
     with entry.lock():
         if entry.valid():
             return entry.path / "busybox"
@@ -212,6 +212,7 @@ class TestProgram:
     binary: Optional[pathlib.Path]
     error: str                  # compiler output when it did not build
     warnings: list[str]
+    args: str = ""              # from a "matrix-args:" line in the source
 
 
 _TEST_RE = re.compile(
@@ -267,11 +268,24 @@ def discover_tests(user_dir: Optional[pathlib.Path]
     return progs
 
 
+_ARGS_RE = re.compile(r"^\s*(?://|/?\*)\s*matrix-args:\s*(.*?)\s*(?:\*/)?$",
+                      re.M)
+
+
+def program_args(source: str) -> str:
+    """The arguments a source asks to be run with: a line
+    "// matrix-args: ARGS" (or " * matrix-args: ARGS" in a comment
+    block). {seed} and {scale} in them are filled in at run time."""
+    m = _ARGS_RE.search(source)
+    return m.group(1) if m else ""
+
+
 def describe(name: str, src: pathlib.Path) -> TestProgram:
     text = src.read_text(errors="replace")
     ktap = "kselftest_harness.h" in text
     return TestProgram(name, src, "ktap" if ktap else "plain",
-                       ktap_cases(text) if ktap else [], None, "", [])
+                       ktap_cases(text) if ktap else [], None, "", [],
+                       program_args(text))
 
 
 def build_tests(arch: Arch, tree: Tree, cache: cachemod.Cache,
@@ -292,7 +306,7 @@ def build_tests(arch: Arch, tree: Tree, cache: cachemod.Cache,
               "headers": sorted({(h.name, cachemod.file_checksum(h))
                                  for _, src in discover_tests(user_dir)
                                  for h in src.parent.glob("*.h")})}
-    entry = cache.entry("tests", arch.name, inputs)
+    entry = cache.entry("tests", arch.base, inputs)
     with entry.lock():
         meta = entry.meta()
         if meta is None:

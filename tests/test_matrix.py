@@ -140,9 +140,23 @@ def test_module_unload(matrix, arch, module):
 
 @phase(8, guest=True)
 def test_kernel_log(matrix, arch):
-    """No BUG, WARNING, oops or lockdep report but the expected ones."""
+    """No BUG, WARNING, oops, KASAN, KFENCE, lockdep, hung-task or
+    kmemleak report but the expected ones.
+
+    On a kernel with kmemleak (the debug variant), the session ends with
+    a scan, and every object it reports counts.
+    """
     g = matrix.guest(arch)
-    log = g.check("dmesg").splitlines()
+    leaks: list[str] = []
+    if g.run("test -e /sys/kernel/debug/kmemleak").rc == 0:
+        # An object is reported once unreferenced for two scans and older
+        # than kmemleak's minimum age (5 s).
+        for _ in range(2):
+            g.check("echo scan > /sys/kernel/debug/kmemleak",
+                    timeout=120 * matrix.state[arch].arch.scale)
+        leaks = g.check("cat /sys/kernel/debug/kmemleak").splitlines()
+        (g.workdir / "kmemleak.txt").write_text("\n".join(leaks) + "\n")
+    log = g.check("dmesg").splitlines() + leaks
     # Guests killed earlier in this run: their console saw the oops/panic.
     for boot in matrix.results.arch_dir(arch).glob("boot*/console.log"):
         if boot != g.transcript:

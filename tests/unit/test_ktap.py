@@ -93,3 +93,22 @@ def test_case_names_from_source():
         "global.plain", "global.bus",
         "dev.cached.reads", "dev.cached.slow",
         "dev.uncached.reads", "dev.uncached.slow"]
+
+
+def test_metrics():
+    lines = ["# METRIC fuzz.ops 1234 ops", "#METRIC ratio.a 1.05",
+             "# METRIC bad name 3", "# METRIC x.y notanumber",
+             "  # METRIC t 2.5e-3 s", "# METRIC fuzz.ops 1235 ops"]
+    m = ktap.metrics(lines)
+    assert m == {"fuzz.ops": {"value": 1235, "unit": "ops"},
+                 "ratio.a": {"value": 1.05, "unit": ""},
+                 "t": {"value": 0.0025, "unit": "s"}}
+
+
+def test_program_args():
+    from matrix.userspace import program_args
+    assert program_args("int x;\n// matrix-args: --seconds 10 --seed {seed}"
+                        "\n") == "--seconds 10 --seed {seed}"
+    assert program_args("/*\n * matrix-args: -n 3\n */\n") == "-n 3"
+    assert program_args("/* matrix-args: -q */\n") == "-q"
+    assert program_args("int main(void) { return 0; }\n") == ""
