@@ -76,8 +76,15 @@ class MatrixQEMUDriver(QEMUDriver):
             self._log = None
 
 
+MAX_OUTPUT = 4 << 20      # bytes one guest command may print
+
+
 class GuestError(Exception):
     """The guest died, hung or could not boot; the message says which."""
+
+
+class ConsoleFlood(Exception):
+    """A command printed more than the guest's output limit."""
 
 
 @dataclasses.dataclass
@@ -141,6 +148,9 @@ class Guest:
         self.boot_seconds = 0.0
         self.busy_seconds = 0.0     # time spent running guest commands
         self.alive = False
+        # A command that prints more than this floods the console: the
+        # guest is killed rather than the harness filling memory and disk.
+        self.max_output = MAX_OUTPUT
 
     # ------------------------------------------------------------ lifecycle
     def boot(self) -> float:
@@ -197,6 +207,7 @@ class Guest:
         lines: list[Line] = []
         rc = None
         echoed = False
+        nbytes = 0
         try:
             while True:
                 left = timeout - (time.monotonic() - t0)
@@ -204,6 +215,9 @@ class Guest:
                     raise pexpect.TIMEOUT("command timeout")
                 _, before, _, _ = console.expect(
                     rb"\n", timeout=min(left, line_timeout))
+                nbytes += len(before) + 1
+                if nbytes > self.max_output:
+                    raise ConsoleFlood()
                 text = before.decode(
                     "utf-8", "replace").rstrip("\r")
                 now = time.monotonic() - t0
@@ -222,9 +236,16 @@ class Guest:
         except pexpect.TIMEOUT as exc:
             self.busy_seconds += time.monotonic() - t0
             self.kill()
-            raise GuestError(f"{self.arch.name}: '{cmd}' printed nothing "
-                             f"for {line_timeout:.0f} s or ran past "
+            raise GuestError(f"{self.arch.name}: '{cmd}' printed no complete "
+                             f"line for {line_timeout:.0f} s or ran past "
                              f"{timeout:.0f} s; guest killed") from exc
+        except ConsoleFlood as exc:
+            self.busy_seconds += time.monotonic() - t0
+            self.kill()
+            raise GuestError(f"{self.arch.name}: '{cmd}' flooded the console "
+                             f"(more than {self.max_output} bytes in "
+                             f"{time.monotonic() - t0:.1f} s); guest killed"
+                             ) from exc
         except pexpect.EOF as exc:
             self.busy_seconds += time.monotonic() - t0
             self.kill()
