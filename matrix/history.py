@@ -1,0 +1,374 @@
+"""The history of matrix runs: one SQLite file beside the run folders.
+
+Every run adds a row to `runs` (keyed by its results folder's name, with
+the git commit, the hash of the kernel series and when it started), one
+row per target (architecture, or architecture-variant such as
+`x86_64-debug`) with its kernel config hash, build and boot times, one
+row per test result and one per metric its programs printed. Log paths
+are stored relative to the run's results folder.
+
+A test's key leaves the target out of the pytest item name, so the same
+test lines up across targets and runs: `test_case[x86_64-prog-case]` on
+target x86_64 is `test_case[prog-case]`, `test_boot[arm64]` is
+`test_boot`.
+
+Classification of a run against history, per target and test:
+  regression  failed now; passed (or was flaky) in the reference
+  flaky       failed, then passed when rerun once
+  failed      failed now and in the reference, or nothing to compare with
+  fixed       passes now; failed in the reference
+  passed, skipped
+The reference is the named baseline run when there is one, otherwise the
+most recent earlier run in which that test on that target passed, failed
+or was flaky (a run narrowed with -k, or a skip, does not hide it).
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import pathlib
+import re
+import sqlite3
+from typing import Iterable, Optional
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    key TEXT NOT NULL UNIQUE,
+    started TEXT NOT NULL,
+    git_commit TEXT,
+    series_hash TEXT,
+    results_path TEXT NOT NULL,
+    wall_seconds REAL,
+    baseline TEXT
+);
+CREATE TABLE IF NOT EXISTS targets (
+    run_id INTEGER NOT NULL,
+    target TEXT NOT NULL,
+    arch TEXT,
+    variant TEXT,
+    status TEXT,
+    config_sha TEXT,
+    kernel_key TEXT,
+    kernel_release TEXT,
+    kernel_cached INTEGER,
+    build_seconds REAL,
+    boot_seconds REAL,
+    guest_seconds REAL,
+    PRIMARY KEY (run_id, target)
+);
+CREATE TABLE IF NOT EXISTS results (
+    run_id INTEGER NOT NULL,
+    target TEXT NOT NULL,
+    test TEXT NOT NULL,
+    item TEXT NOT NULL,
+    status TEXT NOT NULL,
+    duration REAL,
+    log TEXT,
+    rerun_log TEXT,
+    PRIMARY KEY (run_id, target, test)
+);
+CREATE INDEX IF NOT EXISTS results_by_test ON results (target, test, run_id);
+CREATE TABLE IF NOT EXISTS metrics (
+    run_id INTEGER NOT NULL,
+    target TEXT NOT NULL,
+    program TEXT NOT NULL,
+    name TEXT NOT NULL,
+    value REAL,
+    unit TEXT,
+    PRIMARY KEY (run_id, target, program, name)
+);
+"""
+
+PASSING = ("passed", "flaky")
+DECISIVE = ("passed", "failed", "flaky")
+# Display order: what needs a look first.
+ORDER = {"regression": 0, "flaky": 1, "failed": 2, "fixed": 3, "passed": 4,
+         "skipped": 5}
+
+
+class HistoryError(Exception):
+    pass
+
+
+def test_key(item: str, target: str) -> str:
+    """The pytest item name without its target."""
+    m = re.fullmatch(r"([^\[]+)\[(.*)\]", item)
+    if not m:
+        return item
+    func, params = m.groups()
+    if params == target:
+        return func
+    if params.startswith(target + "-"):
+        return f"{func}[{params[len(target) + 1:]}]"
+    return item
+
+
+def series_hash() -> str:
+    """Hash of kernel/patches: the series file and every patch's content."""
+    from . import cache as cachemod
+    from .kernel import SERIES_DIR, parse_series
+    try:
+        files = [SERIES_DIR / "series"] + [p for p, _ in
+                                           parse_series(SERIES_DIR)]
+        return cachemod.hash_files([f for f in files if f.is_file()],
+                                   SERIES_DIR)
+    except Exception:           # a broken series: the run says so itself
+        return "unknown"
+
+
+@dataclasses.dataclass
+class Run:
+    id: int
+    key: str
+    started: str
+    git_commit: str
+    series_hash: str
+    results_path: str
+    wall_seconds: Optional[float]
+    baseline: Optional[str]
+
+    @property
+    def path(self) -> pathlib.Path:
+        return pathlib.Path(self.results_path)
+
+
+@dataclasses.dataclass
+class Verdict:
+    target: str
+    test: str              # key without the target
+    item: str              # the pytest item name
+    status: str            # as recorded: passed, failed, skipped, flaky
+    category: str          # see the module docstring
+    log: Optional[str]
+    rerun_log: Optional[str]
+    ref_status: Optional[str] = None
+    ref_run: Optional[str] = None     # key of the reference run
+
+
+@dataclasses.dataclass
+class Classification:
+    run: Run
+    baseline: Optional[Run]
+    verdicts: dict[str, list[Verdict]]      # target -> in display order
+
+    def of(self, category: str) -> list[Verdict]:
+        return [v for vs in self.verdicts.values() for v in vs
+                if v.category == category]
+
+    @property
+    def regressions(self) -> list[Verdict]:
+        return self.of("regression")
+
+    @property
+    def flaky(self) -> list[Verdict]:
+        return self.of("flaky")
+
+
+def categorise(status: str, ref: Optional[str]) -> str:
+    if status == "failed":
+        return "regression" if ref in PASSING else "failed"
+    if status == "flaky":
+        return "flaky"
+    if status == "passed" and ref == "failed":
+        return "fixed"
+    return status if status in ORDER else "skipped"
+
+
+class History:
+    def __init__(self, path: pathlib.Path):
+        self.path = pathlib.Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(str(self.path), timeout=60)
+        self.db.row_factory = sqlite3.Row
+        with self.db:
+            self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> "History":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ----------------------------------------------------------- writing
+    def record(self, key: str, results_path: pathlib.Path,
+               records: dict[str, dict], *, commit: str = "",
+               series: str = "", started: Optional[str] = None,
+               wall: Optional[float] = None,
+               baseline: Optional[str] = None) -> Run:
+        """Add (or replace, for a reused results folder) a run."""
+        started = started or datetime.datetime.now().isoformat(
+            timespec="seconds")
+        with self.db:
+            old = self.db.execute("SELECT id FROM runs WHERE key = ?",
+                                  (key,)).fetchone()
+            if old is not None:
+                for table in ("targets", "results", "metrics"):
+                    self.db.execute(f"DELETE FROM {table} WHERE run_id = ?",
+                                    (old["id"],))
+                self.db.execute("DELETE FROM runs WHERE id = ?", (old["id"],))
+            cur = self.db.execute(
+                "INSERT INTO runs (key, started, git_commit, series_hash, "
+                "results_path, wall_seconds, baseline) VALUES (?,?,?,?,?,?,?)",
+                (key, started, commit, series, str(results_path), wall,
+                 baseline))
+            run_id = cur.lastrowid
+            for target, rec in records.items():
+                self._record_target(run_id, target, rec)
+        return self.run(run_id)
+
+    def _record_target(self, run_id: int, target: str, rec: dict) -> None:
+        k = rec.get("kernel") or {}
+        boots = rec.get("boot_seconds") or []
+        arch = rec.get("base") or rec.get("arch") or target
+        variant = rec.get("variant")
+        if variant is None:         # records from before variants
+            variant = target[len(arch) + 1:] if target.startswith(
+                arch + "-") else ""
+        self.db.execute(
+            "INSERT INTO targets VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (run_id, target, arch, variant, rec.get("status"),
+             k.get("config_sha"), k.get("key"), k.get("release"),
+             int(bool(k.get("cached"))), k.get("build_seconds"),
+             boots[0] if boots else None, rec.get("guest_seconds")))
+        rows = []
+        for item, t in (rec.get("tests") or {}).items():
+            rows.append((run_id, target, test_key(item, target), item,
+                         t.get("status", "failed"), t.get("duration"),
+                         t.get("log"), t.get("rerun_log")))
+        self.db.executemany("INSERT OR REPLACE INTO results VALUES "
+                            "(?,?,?,?,?,?,?,?)", rows)
+        mrows = []
+        for prog, names in (rec.get("metrics") or {}).items():
+            for name, m in (names or {}).items():
+                value = m.get("value") if isinstance(m, dict) else m
+                unit = m.get("unit") if isinstance(m, dict) else None
+                try:
+                    value = float(value)
+                except (TypeError, ValueError):
+                    continue
+                mrows.append((run_id, target, prog, name, value, unit))
+        self.db.executemany("INSERT OR REPLACE INTO metrics VALUES "
+                            "(?,?,?,?,?,?)", mrows)
+
+    # ----------------------------------------------------------- reading
+    @staticmethod
+    def _run(row) -> Run:
+        return Run(row["id"], row["key"], row["started"], row["git_commit"],
+                   row["series_hash"], row["results_path"],
+                   row["wall_seconds"], row["baseline"])
+
+    def run(self, run_id: int) -> Run:
+        row = self.db.execute("SELECT * FROM runs WHERE id = ?",
+                              (run_id,)).fetchone()
+        if row is None:
+            raise HistoryError(f"no run {run_id} in {self.path}")
+        return self._run(row)
+
+    def find(self, ref: str) -> Optional[Run]:
+        """A run by id, by key (its results folder's name) or folder path."""
+        ref = str(ref).rstrip("/")
+        row = self.db.execute("SELECT * FROM runs WHERE key = ?",
+                              (pathlib.PurePath(ref).name,)).fetchone()
+        if row is None and ref.isdigit():
+            row = self.db.execute("SELECT * FROM runs WHERE id = ?",
+                                  (int(ref),)).fetchone()
+        return self._run(row) if row is not None else None
+
+    def runs(self, target: Optional[str] = None, upto: Optional[int] = None,
+             limit: int = 1000) -> list[Run]:
+        """Runs (with that target), newest first, up to run id `upto`."""
+        sql = "SELECT runs.* FROM runs"
+        args: list = []
+        where = []
+        if target is not None:
+            sql += " JOIN targets ON targets.run_id = runs.id"
+            where.append("targets.target = ?")
+            args.append(target)
+        if upto is not None:
+            where.append("runs.id <= ?")
+            args.append(upto)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY runs.id DESC LIMIT ?"
+        args.append(limit)
+        return [self._run(r) for r in self.db.execute(sql, args)]
+
+    def targets(self, run_id: int) -> dict[str, sqlite3.Row]:
+        return {r["target"]: r for r in self.db.execute(
+            "SELECT * FROM targets WHERE run_id = ? ORDER BY rowid",
+            (run_id,))}
+
+    def results(self, run_id: int, target: str) -> list[sqlite3.Row]:
+        return list(self.db.execute(
+            "SELECT * FROM results WHERE run_id = ? AND target = ? "
+            "ORDER BY rowid", (run_id, target)))
+
+    def results_of(self, run_ids: Iterable[int], target: str
+                   ) -> dict[tuple[int, str], sqlite3.Row]:
+        ids = list(run_ids)
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        return {(r["run_id"], r["test"]): r for r in self.db.execute(
+            f"SELECT * FROM results WHERE target = ? AND run_id IN ({marks})",
+            [target, *ids])}
+
+    def target_rows(self, run_ids: Iterable[int], target: str
+                    ) -> dict[int, sqlite3.Row]:
+        ids = list(run_ids)
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        return {r["run_id"]: r for r in self.db.execute(
+            f"SELECT * FROM targets WHERE target = ? AND run_id IN ({marks})",
+            [target, *ids])}
+
+    def metrics_of(self, run_ids: Iterable[int], target: str
+                   ) -> list[sqlite3.Row]:
+        ids = list(run_ids)
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        return list(self.db.execute(
+            f"SELECT * FROM metrics WHERE target = ? AND run_id IN ({marks}) "
+            "ORDER BY program, name, run_id", [target, *ids]))
+
+    def reference(self, run_id: int, target: str,
+                  baseline: Optional[Run] = None
+                  ) -> dict[str, tuple[str, str]]:
+        """test -> (status, run key) that run `run_id` is compared with."""
+        if baseline is not None:
+            rows = self.db.execute(
+                "SELECT r.test, r.status, runs.key FROM results r "
+                "JOIN runs ON runs.id = r.run_id "
+                "WHERE r.run_id = ? AND r.target = ?", (baseline.id, target))
+        else:
+            rows = self.db.execute(
+                "SELECT r.test, r.status, runs.key FROM results r "
+                "JOIN runs ON runs.id = r.run_id "
+                "WHERE r.target = ? AND r.run_id = ("
+                "  SELECT MAX(p.run_id) FROM results p WHERE p.target = "
+                "  r.target AND p.test = r.test AND p.run_id < ? AND "
+                "  p.status IN ('passed', 'failed', 'flaky'))",
+                (target, run_id))
+        return {r["test"]: (r["status"], r["key"]) for r in rows}
+
+    def classify(self, run_id: int, baseline: Optional[Run] = None
+                 ) -> Classification:
+        run = self.run(run_id)
+        verdicts: dict[str, list[Verdict]] = {}
+        for target in self.targets(run_id):
+            ref = self.reference(run_id, target, baseline)
+            vs = []
+            for r in self.results(run_id, target):
+                rs, rk = ref.get(r["test"], (None, None))
+                vs.append(Verdict(target, r["test"], r["item"], r["status"],
+                                  categorise(r["status"], rs), r["log"],
+                                  r["rerun_log"], rs, rk))
+            vs.sort(key=lambda v: ORDER.get(v.category, 9))  # stable
+            verdicts[target] = vs
+        return Classification(run, baseline, verdicts)

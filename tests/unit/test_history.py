@@ -1,0 +1,254 @@
+"""History database, regression classification and the pages' HTML."""
+import html.parser
+import pathlib
+
+import pytest
+
+from matrix import dashboard, history
+
+
+def rec(statuses: dict, target: str = "x86_64", metrics=None, **kw) -> dict:
+    r = {"arch": target, "status": "passed",
+         "kernel": {"release": "6.1.192-nopfn", "config_sha": "abc",
+                    "build_seconds": 100.0},
+         "boot_seconds": [0.8], "guest_seconds": 3.0,
+         "tests": {k.format(t=target): {"status": v, "duration": 0.1}
+                   for k, v in statuses.items()}}
+    if metrics is not None:
+        r["metrics"] = metrics
+    r.update(kw)
+    return r
+
+
+def add(h, tmp_path, key, *recs):
+    d = tmp_path / key
+    d.mkdir(exist_ok=True)
+    return h.record(key, d, {r["arch"]: r for r in recs}, commit="c" + key,
+                    series="s")
+
+
+@pytest.fixture
+def h(tmp_path):
+    with history.History(tmp_path / "history.sqlite") as hist:
+        yield hist
+
+
+def cats(cls, target="x86_64"):
+    return [(v.test, v.category) for v in cls.verdicts[target]]
+
+
+def test_test_key_leaves_the_target_out():
+    k = history.test_key
+    assert k("test_case[x86_64-prog-a.b]", "x86_64") == "test_case[prog-a.b]"
+    assert k("test_boot[x86_64-debug]", "x86_64-debug") == "test_boot"
+    assert k("test_case[x86_64-debug-user/t-c]", "x86_64-debug") == \
+        "test_case[user/t-c]"
+    # a plain x86_64 item keeps a program that happens to say debug
+    assert k("test_case[x86_64-debug-c]", "x86_64") == "test_case[debug-c]"
+    assert k("test_style", "x86_64") == "test_style"
+
+
+def test_pass_then_fail_is_a_regression_listed_first(h, tmp_path):
+    a = {"test_boot[{t}]": "passed", "test_case[{t}-p-a]": "passed",
+         "test_case[{t}-p-b]": "passed"}
+    add(h, tmp_path, "r1", rec(a))
+    r2 = add(h, tmp_path, "r2", rec(dict(a, **{"test_case[{t}-p-b]":
+                                               "failed"})))
+    cls = h.classify(r2.id)
+    assert cats(cls)[0] == ("test_case[p-b]", "regression")
+    assert [v.item for v in cls.regressions] == ["test_case[x86_64-p-b]"]
+    assert cls.regressions[0].ref_run == "r1"
+    assert {c for _, c in cats(cls)[1:]} == {"passed"}
+
+
+def test_first_run_and_still_failing_are_not_regressions(h, tmp_path):
+    r1 = add(h, tmp_path, "r1", rec({"test_case[{t}-p-a]": "failed"}))
+    assert cats(h.classify(r1.id)) == [("test_case[p-a]", "failed")]
+    r2 = add(h, tmp_path, "r2", rec({"test_case[{t}-p-a]": "failed"}))
+    assert cats(h.classify(r2.id)) == [("test_case[p-a]", "failed")]
+    r3 = add(h, tmp_path, "r3", rec({"test_case[{t}-p-a]": "passed"}))
+    assert cats(h.classify(r3.id)) == [("test_case[p-a]", "fixed")]
+
+
+def test_reference_skips_runs_without_the_test_and_skips(h, tmp_path):
+    add(h, tmp_path, "r1", rec({"test_case[{t}-p-a]": "passed"}))
+    add(h, tmp_path, "r2", rec({"test_boot[{t}]": "passed"}))      # -k
+    add(h, tmp_path, "r3", rec({"test_case[{t}-p-a]": "skipped"}))
+    r4 = add(h, tmp_path, "r4", rec({"test_case[{t}-p-a]": "failed"}))
+    (v,) = h.classify(r4.id).verdicts["x86_64"]
+    assert (v.category, v.ref_run, v.ref_status) == ("regression", "r1",
+                                                      "passed")
+
+
+def test_targets_are_compared_with_themselves(h, tmp_path):
+    add(h, tmp_path, "r1", rec({"test_boot[{t}]": "passed"}),
+        rec({"test_boot[{t}]": "failed"}, target="arm64"))
+    r2 = add(h, tmp_path, "r2", rec({"test_boot[{t}]": "failed"},
+                                    target="arm64"))
+    assert cats(h.classify(r2.id), "arm64") == [("test_boot", "failed")]
+
+
+def test_flaky_is_shown_and_flaky_then_failing_regresses(h, tmp_path):
+    add(h, tmp_path, "r1", rec({"test_case[{t}-p-a]": "passed",
+                                "test_case[{t}-p-b]": "passed"}))
+    r2 = add(h, tmp_path, "r2", rec({"test_case[{t}-p-a]": "passed",
+                                     "test_case[{t}-p-b]": "flaky"}))
+    cls = h.classify(r2.id)
+    assert cats(cls)[0] == ("test_case[p-b]", "flaky")
+    assert [v.item for v in cls.flaky] == ["test_case[x86_64-p-b]"]
+    assert not cls.regressions
+    r3 = add(h, tmp_path, "r3", rec({"test_case[{t}-p-a]": "passed",
+                                     "test_case[{t}-p-b]": "failed"}))
+    assert cats(h.classify(r3.id))[0] == ("test_case[p-b]", "regression")
+
+
+def test_named_baseline(h, tmp_path):
+    r1 = add(h, tmp_path, "r1", rec({"test_case[{t}-p-a]": "failed"}))
+    add(h, tmp_path, "r2", rec({"test_case[{t}-p-a]": "passed"}))
+    r3 = add(h, tmp_path, "r3", rec({"test_case[{t}-p-a]": "failed"}))
+    assert cats(h.classify(r3.id)) == [("test_case[p-a]", "regression")]
+    base = h.find("r1")
+    assert base.id == r1.id
+    assert h.find(str(r1.id)).key == "r1"
+    assert h.find(str(tmp_path / "r1") + "/").key == "r1"
+    assert h.find("nosuch") is None
+    cls = h.classify(r3.id, base)
+    assert cats(cls) == [("test_case[p-a]", "failed")]
+    assert cls.baseline.key == "r1"
+
+
+def test_a_reused_results_folder_replaces_its_run(h, tmp_path):
+    add(h, tmp_path, "r1", rec({"test_boot[{t}]": "passed"}))
+    r = add(h, tmp_path, "r1", rec({"test_boot[{t}]": "failed"}))
+    assert [x.key for x in h.runs()] == ["r1"]
+    assert [v.status for v in h.classify(r.id).verdicts["x86_64"]] == \
+        ["failed"]
+    n = h.db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    assert n == 1
+
+
+def test_run_fields_and_metrics(h, tmp_path):
+    m = {"bench": {"ratio.x": {"value": 1.5, "unit": "x"},
+                   "bad": {"value": "n/a"}}}
+    r = add(h, tmp_path, "r1",
+            rec({}, target="x86_64-debug", metrics=m, base="x86_64",
+                variant="debug"),
+            rec({}, target="arm64"))         # no "metrics" at all
+    assert (r.git_commit, r.series_hash, r.path) == ("cr1", "s",
+                                                      tmp_path / "r1")
+    t = h.targets(r.id)
+    assert (t["x86_64-debug"]["arch"], t["x86_64-debug"]["variant"],
+            t["x86_64-debug"]["config_sha"]) == ("x86_64", "debug", "abc")
+    assert t["arm64"]["variant"] == ""
+    rows = h.metrics_of([r.id], "x86_64-debug")
+    assert [(x["name"], x["value"], x["unit"]) for x in rows] == \
+        [("ratio.x", 1.5, "x")]
+    assert h.metrics_of([r.id], "arm64") == []
+
+
+def test_series_hash_follows_the_patches(tmp_path, monkeypatch):
+    from matrix import kernel
+    assert len(history.series_hash()) == 16
+    monkeypatch.setattr(kernel, "SERIES_DIR", tmp_path)
+    (tmp_path / "series").write_text("a.patch\n")
+    (tmp_path / "a.patch").write_text("+++ b/mm/memory.c\n")
+    a = history.series_hash()
+    assert a == history.series_hash()
+    (tmp_path / "a.patch").write_text("+++ b/mm/memory.c\n+x\n")
+    assert history.series_hash() != a
+    (tmp_path / "series").write_text("nosuch.patch\n")
+    assert history.series_hash() == "unknown"
+
+
+class Tables(html.parser.HTMLParser):
+    """Rows (data-test, [td classes], [hrefs]) of each table by id."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables, self.svgs, self.links = {}, 0, []
+        self._t = self._row = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table":
+            self._t = self.tables.setdefault(a.get("id"), [])
+        elif tag == "tr" and "data-test" in a and self._t is not None:
+            self._row = (a["data-test"], [], [])
+            self._t.append(self._row)
+        elif tag == "td" and self._row:
+            self._row[1].append(a.get("class"))
+        elif tag == "a":
+            self.links.append(a["href"])
+            if self._row:
+                self._row[2].append(a["href"])
+        elif tag == "svg":
+            self.svgs += 1
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self._t = None
+        elif tag == "tr":
+            self._row = None
+
+
+def parse(text: str) -> Tables:
+    p = Tables()
+    p.feed(text)
+    return p
+
+
+def test_pages(h, tmp_path):
+    def run(key, b_status, ratio):
+        d = tmp_path / "results" / key
+        (d / "x86_64" / "boot1").mkdir(parents=True)
+        (d / "x86_64" / "boot1" / "p.ktap").write_text("ok\n")
+        r = rec({"test_case[{t}-p-a]": "passed",
+                 "test_case[{t}-p-b]": b_status},
+                metrics={"bench": {"ratio.x": {"value": ratio}}})
+        for t in r["tests"].values():
+            t["log"] = "x86_64/boot1/p.ktap"
+        r["tests"]["test_case[x86_64-p-a]"]["rerun_log"] = "x86_64/nosuch"
+        run = h.record(key, d, {"x86_64": r})
+        return dashboard.write(h, h.classify(run.id), d.parent)
+
+    run("r1", "passed", 1.0)
+    pages = run("r2", "failed", 1.2)
+    d = tmp_path / "results" / "r2"
+    assert pages == [d / "index.html", d / "x86_64.html",
+                     tmp_path / "results" / "index.html"]
+    m = parse(pages[0].read_text())
+    rows = m.tables["matrix"]
+    assert [r[0] for r in rows] == ["test_case[p-b]", "test_case[p-a]"]
+    assert rows[0][1] == ["regression"] and rows[1][1] == ["passed"]
+    assert rows[1][2] == ["x86_64/boot1/p.ktap"]   # none to a missing log
+    for link in m.links:
+        assert (d / link).is_file(), link
+    t = parse(pages[1].read_text())
+    hist = t.tables["history"]
+    assert [r[0] for r in hist] == ["test_case[p-b]", "test_case[p-a]"]
+    assert hist[0][1] == ["regression", "passed"]
+    assert hist[0][2][1] == "../r1/x86_64/boot1/p.ktap"
+    assert t.svgs == 4        # build, boot, guest time, ratio.x
+    root = parse(pages[2].read_text())
+    assert root.tables["matrix"][0][2] == ["r2/x86_64/boot1/p.ktap"]
+    assert "r1/index.html" in root.links
+
+
+def test_svg_plot_scales_points():
+    svg = dashboard.svg_plot("t", "s", [("a", 1.0), ("b", 3.0), ("c", 2.0)])
+    ys = [float(p.split('cy="')[1].split('"')[0])
+          for p in svg.split("<circle")[1:]]
+    assert ys[1] < ys[2] < ys[0]            # higher value, higher up
+    one = dashboard.svg_plot("t", "", [("a", 5.0)])
+    assert one.count("<circle") == 1 and "<polyline" not in one
+
+
+def test_href_is_relative_and_quoted(tmp_path):
+    f = tmp_path / "run" / "x" / "user-a b.ktap"
+    f.parent.mkdir(parents=True)
+    f.write_text("")
+    assert dashboard.href(tmp_path / "run", "x/user-a b.ktap",
+                          tmp_path) == "run/x/user-a%20b.ktap"
+    assert dashboard.href(tmp_path / "run", "x/none", tmp_path) is None
+    assert pathlib.Path(dashboard.href(tmp_path / "run", "x/user-a b.ktap",
+                                       tmp_path / "run")).parts[0] == "x"
