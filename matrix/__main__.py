@@ -1,6 +1,7 @@
 """python3 -m matrix: the main job (build, boot, test every architecture).
 
   python3 -m matrix run [--arch a,b] [--variant V] [--user-tests DIR]
+                        [--results DIR] [--baseline RUN] [--history DB]
                         [-- extra pytest args]
   python3 -m matrix build [--arch a,b]      build only, print artifacts
   python3 -m matrix list                    the architectures known
@@ -61,7 +62,31 @@ def cmd_run(args, extra: list[str]) -> int:
         argv.append(f"--results={args.results}")
     if args.no_install:
         argv.append("--no-install")
+    if args.history:
+        argv.append(f"--history={args.history}")
+    if args.baseline:
+        err = check_baseline(args)
+        if err:
+            print(f"matrix: {err}", file=sys.stderr)
+            return 2
+        argv.append(f"--baseline={args.baseline}")
     return int(pytest.main(argv + extra))
+
+
+def check_baseline(args) -> str:
+    """Why --baseline names no run of the history, or ""."""
+    from . import history, results
+    d = (pathlib.Path(args.results).resolve() if args.results
+         else results.DEFAULT_ROOT / "run")
+    path = results.history_path(d, args.history)
+    if not path.is_file():
+        return f"--baseline {args.baseline}: no history at {path}"
+    with history.History(path) as h:
+        if h.find(args.baseline) is None:
+            return (f"--baseline {args.baseline}: no such run in {path} "
+                    f"(known: {', '.join(r.key for r in h.runs(limit=5))}"
+                    f"{', ...' if len(h.runs(limit=6)) > 5 else ''})")
+    return ""
 
 
 def main(argv: list[str]) -> int:
@@ -80,6 +105,11 @@ def main(argv: list[str]) -> int:
         p.add_argument("--no-install", action="store_true")
         if name == "run":
             p.add_argument("--results")
+            p.add_argument("--baseline", help="compare with this run (id "
+                           "or results folder name) instead of each "
+                           "test's previous result")
+            p.add_argument("--history", help="history database (default: "
+                           "history.sqlite beside the run folders)")
     sub.add_parser("list")
     if argv and argv[0] == "bench":
         from . import bench

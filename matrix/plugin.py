@@ -50,6 +50,11 @@ def pytest_addoption(parser):
                 "random seed per program and run, kept in the results)")
     g.addoption("--no-install", action="store_true",
                 help="report missing packages instead of installing them")
+    g.addoption("--baseline", default=None, help="compare with this run "
+                "(its id or results folder name) instead of each test's "
+                "previous result")
+    g.addoption("--history", default=None, help="history database (default "
+                "history.sqlite beside the run folders)")
 
 
 def module_names() -> list[str]:

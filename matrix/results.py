@@ -6,8 +6,10 @@ import json
 import os
 import pathlib
 import subprocess
+import time
 from typing import Optional, TYPE_CHECKING
 
+from . import dashboard, history
 from .guest import qemu_version
 
 if TYPE_CHECKING:
@@ -90,7 +92,7 @@ def arch_record(m: "Matrix", name: str) -> dict:
         "programs": st.programs,
         "metrics": st.metrics,
         "counts": {s: sum(1 for r in st.tests.values() if r["status"] == s)
-                   for s in ("passed", "failed", "skipped")},
+                   for s in ("passed", "failed", "skipped", "flaky")},
     }
     return rec
 
@@ -99,8 +101,9 @@ def write(m: "Matrix", wall: float) -> None:
     summary = {"wall_seconds": round(wall, 3), "commit": git_commit(),
                "arches": {}, "results": str(m.results.path),
                "rebuilt": list(getattr(m, "rebuilt", []))}
+    recs = {}
     for name in m.state:
-        rec = arch_record(m, name)
+        rec = recs[name] = arch_record(m, name)
         (m.results.arch_dir(name) / "result.json").write_text(
             json.dumps(rec, indent=1, sort_keys=True))
         (m.results.path / f"{name}.json").write_text(
@@ -110,6 +113,7 @@ def write(m: "Matrix", wall: float) -> None:
     guest = sum(a["guest_seconds"] for a in summary["arches"].values())
     summary["guest_seconds"] = round(guest, 3)
     summary["overhead_seconds"] = round(wall - guest, 3)
+    publish(m, recs, summary, wall)
     (m.results.path / "summary.json").write_text(
         json.dumps(summary, indent=1, sort_keys=True))
     m.summary = summary
@@ -123,7 +127,9 @@ def summary_lines(m: "Matrix") -> list[str]:
     for name, a in s["arches"].items():
         c = a["counts"]
         out.append(f"  {name:8} {a['status']:10} {c['passed']} passed, "
-                   f"{c['failed']} failed, {c['skipped']} skipped; guest "
+                   f"{c['failed']} failed, {c['skipped']} skipped"
+                   + (f", {c['flaky']} flaky" if c.get("flaky") else "") +
+                   "; guest "
                    f"{a['guest_seconds']:.2f} s")
     out.append(f"  wall {s['wall_seconds']:.2f} s, guests "
                f"{s['guest_seconds']:.2f} s, harness "
@@ -131,4 +137,80 @@ def summary_lines(m: "Matrix") -> list[str]:
     rebuilt = s.get("rebuilt") or []
     out.append(f"  rebuilt: {', '.join(rebuilt) if rebuilt else 'nothing'}")
     out.append(f"  results: {s['results']}")
+    out += verdict_lines(s)
+    return out
+
+
+def _option(m: "Matrix", name: str) -> Optional[str]:
+    config = getattr(m, "config", None)
+    try:
+        return config.getoption(name) if config is not None else None
+    except ValueError:
+        return None
+
+
+def history_path(results_dir: pathlib.Path,
+                 option: Optional[str] = None) -> pathlib.Path:
+    """--history, or history.sqlite beside the run folders."""
+    if option:
+        return pathlib.Path(option).resolve()
+    return results_dir.parent / "history.sqlite"
+
+
+def publish(m: "Matrix", recs: dict, summary: dict, wall: float) -> None:
+    """Record the run in the history, classify it, write the pages.
+
+    A failure here is reported in the summary; it loses no result."""
+    t0 = time.monotonic()
+    d = m.results.path
+    info: dict = {}
+    summary["dashboard"] = info
+    try:
+        with history.History(history_path(
+                d, _option(m, "--history"))) as h:
+            info["history"] = str(h.path)
+            ref = _option(m, "--baseline")
+            base = h.find(ref) if ref else None
+            if ref and base is None:
+                info["error"] = (f"baseline {ref}: no such run in {h.path}; "
+                                 "compared with earlier results instead")
+            started = (datetime.datetime.now() - datetime.timedelta(
+                seconds=wall)).isoformat(timespec="seconds")
+            run = h.record(d.name, d, recs, commit=summary["commit"],
+                           series=history.series_hash(), started=started,
+                           wall=round(wall, 3),
+                           baseline=base.key if base else None)
+            cls = h.classify(run.id, base)
+            pages = dashboard.write(h, cls, d.parent)
+    except Exception as exc:     # noqa: BLE001 - reported, not fatal
+        info["error"] = f"{type(exc).__name__}: {exc}"
+        info["seconds"] = round(time.monotonic() - t0, 3)
+        return
+    info.update(index=str(pages[0]), baseline=base.key if base else None,
+                seconds=round(time.monotonic() - t0, 3))
+    for cat, vs in (("regressions", cls.regressions),
+                    ("flaky", cls.flaky)):
+        summary[cat] = [{"target": v.target, "test": v.item,
+                         "reference": v.ref_run, "log": v.log,
+                         "rerun_log": v.rerun_log} for v in vs]
+
+
+def verdict_lines(s: dict) -> list[str]:
+    """Regressions and flaky tests, by target, for the exit summary."""
+    out = []
+    regs, flaky = s.get("regressions") or [], s.get("flaky") or []
+    if regs:
+        out.append(f"  REGRESSIONS ({len(regs)}): failed now, passed in "
+                   "the run named")
+        out += [f"    {r['target']:14} {r['test']}  (passed in "
+                f"{r['reference']})" for r in regs]
+    if flaky:
+        out.append(f"  flaky ({len(flaky)}): failed, then passed when "
+                   "rerun once")
+        out += [f"    {r['target']:14} {r['test']}" for r in flaky]
+    d = s.get("dashboard") or {}
+    if d.get("error"):
+        out.append(f"  dashboard: {d['error']}")
+    if d.get("index"):
+        out.append(f"  dashboard: {d['index']} ({d.get('seconds', 0):.2f} s)")
     return out

@@ -26,11 +26,12 @@ def fake_matrix(tmp_path):
     ia.tests = {"test_kernel_build[ia64]": {"status": "passed",
                                             "duration": 1.0}}
     return types.SimpleNamespace(state=state,
-                                 results=results.ResultsDir(tmp_path))
+                                 results=results.ResultsDir(tmp_path / "run"))
 
 
 def test_write_per_arch_and_summary(tmp_path):
     m = fake_matrix(tmp_path)
+    tmp_path = m.results.path
     results.write(m, wall=4.0)
     arm = json.loads((tmp_path / "arm64.json").read_text())
     assert arm["status"] == "failed"
@@ -38,7 +39,8 @@ def test_write_per_arch_and_summary(tmp_path):
     assert arm["kernel"]["build_seconds"] == 180.0
     assert arm["boot_seconds"] == [0.9]
     assert arm["tests"]["test_case[arm64-p-c]"]["status"] == "failed"
-    assert arm["counts"] == {"passed": 1, "failed": 1, "skipped": 0}
+    assert arm["counts"] == {"passed": 1, "failed": 1, "skipped": 0,
+                             "flaky": 0}
     assert arm["qemu_version"].startswith("QEMU emulator version")
     ia = json.loads((tmp_path / "ia64.json").read_text())
     assert ia["status"] == "build-only" and ia["qemu_version"] is None
@@ -50,6 +52,7 @@ def test_write_per_arch_and_summary(tmp_path):
 
 def test_build_only_never_reads_as_booted(tmp_path):
     m = fake_matrix(tmp_path)
+    tmp_path = m.results.path
     m.state["ia64"].tests["test_kernel_build[ia64]"]["status"] = "failed"
     results.write(m, wall=1.0)
     ia = json.loads((tmp_path / "ia64.json").read_text())
