@@ -252,7 +252,9 @@ def name_results(report: ktap.Report, cases: list[str]) -> None:
 
 
 def pytest_configure(config):
+    from .outcomes import OutcomeHooks
     config.pluginmanager.register(MatrixHooks(config), "nopfn-matrix")
+    config.pluginmanager.register(OutcomeHooks(config), "nopfn-outcomes")
 
 
 class MatrixHooks:
