@@ -121,11 +121,24 @@ def missing(needs: Iterable[Need]) -> list[Need]:
     return out
 
 
+# The dashboard's test renders the pages in a real browser.
+BROWSER = [
+    Need("chromium", "chromium"),
+    Need("/usr/lib/python3/dist-packages/PIL", "python3-pil"),
+]
+
+
 def ensure(arches: Iterable[Arch], install: bool = True) -> None:
     """Check every requirement; install what is missing when allowed."""
     needs = HOST + PYTHON
     for a in arches:
         needs += for_arch(a)
+    ensure_needs(needs, install)
+
+
+def ensure_needs(needs: Iterable[Need], install: bool = True) -> None:
+    """Install what is missing of `needs` (as root, when allowed), or
+    raise MissingTools naming the packages."""
     gone = missing(needs)
     if not gone:
         return
