@@ -7,7 +7,7 @@ import time
 from typing import Optional
 
 from . import cache as cachemod
-from . import deps, toolchain
+from . import deps, mmselftests, toolchain
 from .archspec import Arch
 from .kernel import KernelBuild, Tree
 from .log import BuildError
@@ -24,6 +24,7 @@ class Artifacts:
     modules: Optional[Modules] = None
     programs: list[TestProgram] = dataclasses.field(default_factory=list)
     initramfs: Optional[pathlib.Path] = None
+    selftests: Optional[mmselftests.Built] = None     # the kernel's mm ones
     errors: dict[str, BuildError] = dataclasses.field(default_factory=dict)
     seconds: dict[str, float] = dataclasses.field(default_factory=dict)
 
@@ -92,9 +93,13 @@ class Builder:
         progs = step("tests", lambda: build_tests(arch, self.tree, self.cache,
                                                   self.user_tests))
         art.programs = progs or []
+        if arch.bootable:
+            art.selftests = step("mm-selftests", lambda: mmselftests.build(
+                arch, self.tree, self.cache))
         bb = step("busybox", lambda: busybox(arch, self.cache))
         if arch.bootable and bb is not None and art.modules is not None \
                 and progs is not None:
+            extra = art.selftests.files() if art.selftests else None
             art.initramfs = step("initramfs", lambda: build_initramfs(
-                arch, self.cache, bb, art.modules, progs))
+                arch, self.cache, bb, art.modules, progs, extra))
         return art

@@ -343,13 +343,21 @@ CFLAGS = ["-static", "-s", "-O2", "-Wall", "-Wextra", "-pthread",
 # --------------------------------------------------------------- initramfs
 
 def build_initramfs(arch: Arch, cache: cachemod.Cache, bb: pathlib.Path,
-                    mods: Modules, progs: list[TestProgram]) -> pathlib.Path:
+                    mods: Modules, progs: list[TestProgram],
+                    extra: Optional[dict[str, pathlib.Path]] = None
+                    ) -> pathlib.Path:
+    """extra: more executables, by path in the initramfs (the mm
+    selftests under selftests/vm/)."""
+    extra = extra or {}
     inputs = {"busybox": cachemod.file_checksum(bb),
               "modules": mods.path.name,
               "tests": [(p.name, cachemod.file_checksum(p.binary))
                         for p in progs if p.binary],
               "init": cachemod.file_checksum(INIT),
               "applets": APPLETS}
+    if extra:
+        inputs["extra"] = [(n, cachemod.file_checksum(f))
+                           for n, f in sorted(extra.items())]
     entry = cache.entry("initramfs", arch.name, inputs)
     with entry.lock():
         if entry.valid():
@@ -373,6 +381,13 @@ def build_initramfs(arch: Arch, cache: cachemod.Cache, bb: pathlib.Path,
         for p in progs:
             if p.binary:
                 w.file(f"tests/{p.name}", p.binary.read_bytes(), 0o755)
+        dirs = sorted({str(parent) for n in extra
+                       for parent in pathlib.PurePosixPath(n).parents
+                       if str(parent) != "."})
+        for d in dirs:
+            w.directory(d)
+        for n, f in sorted(extra.items()):
+            w.file(n, f.read_bytes(), 0o755)
         (entry.path / "initramfs.cpio").write_bytes(w.finish())
         entry.complete(["initramfs.cpio"])
     return entry.path / "initramfs.cpio"

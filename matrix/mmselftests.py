@@ -1,0 +1,385 @@
+"""The kernel's own mm selftests (tools/testing/selftests/vm), in the guests.
+
+tests/mm-selftests.yaml lists them: for each, its sources, arguments,
+/proc/sys settings, the user to run it as, and per architecture the
+reason it cannot run there. Those that can run are cross-compiled
+statically with the architecture's user-space compiler, from the
+extracted, patched tree (cached like the test programs), and go into the
+initramfs under /selftests/vm/. tests/test_matrix.py runs each as one
+pytest item per target, after our own programs: exit status 0 passes,
+4 (KSFT_SKIP) skips with the test's reason, anything else fails with
+the failing KTAP sub-results and the output.
+"""
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+import re
+import subprocess
+from typing import Iterable, Optional
+
+import yaml
+
+from . import cache as cachemod
+from . import ktap
+from .archspec import Arch
+from .kernel import Tree, compiler_id, warnings_in
+from .log import BuildError
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+LIST = REPO / "tests" / "mm-selftests.yaml"
+HELPERS = REPO / "tests" / "mm-selftests"
+VM_DIR = "tools/testing/selftests/vm"
+GUEST_DIR = "selftests/vm"             # in the initramfs
+RUNAS = "selftests/runas"               # tests/mm-selftests/runas.c
+KSFT_SKIP = 4
+
+# Libraries the selftests' Makefile links that the guests' cross
+# toolchains lack: the matrix's own stand-in headers.
+LIBS = {"cap": HELPERS / "include"}
+# Calls the guests' kernels lack, replaced at link time (-Wl,--wrap=NAME)
+# by tests/mm-selftests/wrap_NAME.c, which tries the real call first.
+WRAPS = {"socketpair": HELPERS / "wrap_socketpair.c"}
+
+# As the selftests' Makefile (CFLAGS = -Wall, LDLIBS = -lrt -lpthread),
+# static and stripped for the initramfs.
+CFLAGS = ["-static", "-s", "-O2", "-Wall"]
+LDLIBS = ["-lrt", "-lpthread"]
+HELPER_CFLAGS = ["-static", "-s", "-O2", "-Wall", "-Wextra"]
+
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+_SOURCE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*\.c$")
+_SYSCTL = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_-]+)+$")
+_VALUE = re.compile(r"^[A-Za-z0-9_.:-]+$")
+_ARGS = re.compile(r"^[A-Za-z0-9_.,:=/ +-]*$")
+_CFLAG = re.compile(r"^[A-Za-z0-9_./=+-]+$")
+KEYS = {"sources", "args", "sysctl", "user", "libs", "wrap", "cflags",
+        "timeout", "cannot_run"}
+
+
+class ListError(BuildError):
+    """A bad entry in the selftest list, with where it is."""
+
+
+@dataclasses.dataclass
+class Selftest:
+    name: str
+    sources: list[str]
+    args: str = ""
+    sysctl: dict[str, str] = dataclasses.field(default_factory=dict)
+    user: Optional[int] = None
+    libs: list[str] = dataclasses.field(default_factory=list)
+    wrap: list[str] = dataclasses.field(default_factory=list)
+    cflags: list[str] = dataclasses.field(default_factory=list)
+    timeout: Optional[float] = None
+    cannot_run: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def skip_reason(self, arch: str) -> Optional[str]:
+        """Why it cannot run on arch (a base architecture name), or None."""
+        return self.cannot_run.get(arch) or self.cannot_run.get("all")
+
+    def command(self) -> str:
+        """The shell command that runs it in the guest.
+
+        Each sysctl is saved, set, and restored after the run in a
+        subshell; a setting that cannot be made exits 125 without
+        running the test.
+        """
+        run = f"/{GUEST_DIR}/{self.name}"
+        if self.user is not None:
+            run = f"/{RUNAS} {self.user} {run}"
+        if self.args:
+            run += f" {self.args}"
+        if not self.sysctl:
+            return run
+        save, restore = [], []
+        for i, (key, value) in enumerate(sorted(self.sysctl.items())):
+            path = "/proc/sys/" + key.replace(".", "/")
+            save.append(f"o{i}=$(cat {path}) && echo {value} >{path} || "
+                        f"{{ echo 'cannot set {key}={value}'; exit 125; }}")
+            restore.append(f'echo "$o{i}" >{path}')
+        return "( " + "; ".join(save + [run, "r=$?"] + restore +
+                                ["exit $r"]) + " )"
+
+
+def parse(text: str, arches: Optional[Iterable[str]] = None,
+          where: str = "mm-selftests.yaml") -> list[Selftest]:
+    """Read and check the list. arches: the known architecture names
+    (cannot_run keys are checked against them and "all")."""
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ListError(f"{where}: not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict) or set(raw) != {"tests"} or \
+            not isinstance(raw["tests"], dict):
+        raise ListError(f"{where}: expected one key 'tests' mapping each "
+                        "selftest's name to its settings")
+    known = set(arches) | {"all"} if arches is not None else None
+    out = []
+    for name, entry in raw["tests"].items():
+        w = f"{where}: {name}"
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ListError(f"{w}: not a program name")
+        entry = entry or {}
+        if not isinstance(entry, dict):
+            raise ListError(f"{w}: expected a mapping of settings")
+        bad = set(entry) - KEYS
+        if bad:
+            raise ListError(f"{w}: unknown keys {sorted(bad)}; known: "
+                            f"{sorted(KEYS)}")
+        sources = entry.get("sources", [f"{name}.c"])
+        if not isinstance(sources, list) or not sources or not all(
+                isinstance(s, str) and _SOURCE.match(s) for s in sources):
+            raise ListError(f"{w}: sources must be a list of .c files of "
+                            f"{VM_DIR}")
+        args = entry.get("args", "") or ""
+        if not isinstance(args, str) or not _ARGS.match(args):
+            raise ListError(f"{w}: args must be plain words (no shell "
+                            "syntax)")
+        sysctl = entry.get("sysctl", {}) or {}
+        if not isinstance(sysctl, dict):
+            raise ListError(f"{w}: sysctl must map a name to a value")
+        for k, v in sysctl.items():
+            if not (isinstance(k, str) and _SYSCTL.match(k)) or \
+                    isinstance(v, bool) or not _VALUE.match(str(v)):
+                raise ListError(f"{w}: bad sysctl {k}: {v}")
+        user = entry.get("user")
+        if user is not None and (isinstance(user, bool) or
+                                 not isinstance(user, int) or
+                                 not 0 < user < 65536):
+            raise ListError(f"{w}: user must be a uid from 1 to 65535")
+        libs = entry.get("libs", []) or []
+        if not isinstance(libs, list) or set(libs) - set(LIBS):
+            raise ListError(f"{w}: libs must be a list of {sorted(LIBS)}")
+        wrap = entry.get("wrap", []) or []
+        if not isinstance(wrap, list) or set(wrap) - set(WRAPS):
+            raise ListError(f"{w}: wrap must be a list of {sorted(WRAPS)}")
+        cflags = entry.get("cflags", []) or []
+        if not isinstance(cflags, list) or not all(
+                isinstance(f, str) and _CFLAG.match(f) for f in cflags):
+            raise ListError(f"{w}: cflags must be a list of compiler "
+                            "options")
+        timeout = entry.get("timeout")
+        if timeout is not None and (isinstance(timeout, bool) or
+                                    not isinstance(timeout, (int, float))
+                                    or timeout <= 0):
+            raise ListError(f"{w}: timeout must be a positive number of "
+                            "seconds")
+        cannot = entry.get("cannot_run", {}) or {}
+        if not isinstance(cannot, dict):
+            raise ListError(f"{w}: cannot_run must map an architecture "
+                            "(or all) to a reason")
+        for a, reason in cannot.items():
+            if known is not None and a not in known:
+                raise ListError(f"{w}: cannot_run: unknown architecture "
+                                f"'{a}'; known: {', '.join(sorted(known))}")
+            if not isinstance(reason, str) or not reason.strip():
+                raise ListError(f"{w}: cannot_run {a}: give the reason")
+        out.append(Selftest(name=name, sources=list(sources), args=args,
+                            sysctl={k: str(v) for k, v in sysctl.items()},
+                            user=user, libs=list(libs), wrap=list(wrap),
+                            cflags=list(cflags),
+                            timeout=float(timeout) if timeout else None,
+                            cannot_run={str(a): r.strip()
+                                        for a, r in cannot.items()}))
+    return out
+
+
+def load(path: pathlib.Path = LIST,
+         arches: Optional[Iterable[str]] = None) -> list[Selftest]:
+    """The list, or none when the file is absent."""
+    if not path.exists():
+        return []
+    return parse(path.read_text(), arches, str(path))
+
+
+# ------------------------------------------------------------------ build
+
+@dataclasses.dataclass
+class Built:
+    path: pathlib.Path          # the cache entry
+    results: dict[str, dict]    # name: {"error": ..., "warnings": [...]}
+    runas: Optional[pathlib.Path]
+    cached: bool
+
+    def binary(self, name: str) -> Optional[pathlib.Path]:
+        rec = self.results.get(name)
+        if rec is None or rec["error"]:
+            return None
+        return self.path / "bin" / name
+
+    def files(self) -> dict[str, pathlib.Path]:
+        """Initramfs path: built file."""
+        out = {f"{GUEST_DIR}/{n}": self.path / "bin" / n
+               for n, r in sorted(self.results.items()) if not r["error"]}
+        if self.runas is not None:
+            out[RUNAS] = self.runas
+        return out
+
+
+def build(arch: Arch, tree: Tree, cache: cachemod.Cache,
+          tests: Optional[list[Selftest]] = None,
+          list_path: pathlib.Path = LIST) -> Built:
+    """Cross-compile the selftests that can run on arch, and runas."""
+    assert arch.user is not None
+    base = arch.base or arch.name
+    if tests is None:
+        tests = load(list_path)
+    runnable = [t for t in tests if t.skip_reason(base) is None]
+    helpers = cachemod.tree_files(HELPERS) if HELPERS.exists() else []
+    inputs = {"cc": compiler_id(arch.user.cc), "tree": tree.key,
+              "list": cachemod.file_checksum(list_path)
+              if list_path.exists() else "",
+              "helpers": cachemod.hash_files(helpers, HELPERS)
+              if helpers else "",
+              "cflags": CFLAGS, "ldlibs": LDLIBS,
+              "helper_cflags": HELPER_CFLAGS, "arch": base}
+    entry = cache.entry("mm-selftests", base, inputs)
+    with entry.lock():
+        meta = entry.meta()
+        cached = meta is not None
+        if meta is None:
+            tree.ensure()
+            entry.reset()
+            (entry.path / "bin").mkdir()
+            vm = tree.src / VM_DIR
+            results, built = {}, []
+            for t in runnable:
+                cmd = [arch.user.cc, *CFLAGS, *t.cflags, f"-I{tree.src}"]
+                cmd += [f"-I{LIBS[lib]}" for lib in t.libs]
+                cmd += [f"-Wl,--wrap={fn}" for fn in t.wrap]
+                cmd += ["-o", str(entry.path / "bin" / t.name)]
+                cmd += [str(vm / s) for s in t.sources]
+                cmd += [str(WRAPS[fn]) for fn in t.wrap] + LDLIBS
+                r = _compile(cmd)
+                results[t.name] = r
+                if not r["error"]:
+                    built.append(f"bin/{t.name}")
+            runas_err = ""
+            if any(t.user is not None for t in runnable):
+                r = _compile([arch.user.cc, *HELPER_CFLAGS, "-o",
+                              str(entry.path / "runas"),
+                              str(HELPERS / "runas.c")])
+                runas_err = r["error"] or "\n".join(r["warnings"])
+                if not r["error"]:
+                    built.append("runas")
+            meta = entry.complete(built, selftests=results,
+                                  runas_error=runas_err,
+                                  runas="runas" in built)
+    runas = entry.path / "runas" if meta.get("runas") else None
+    results = dict(meta["selftests"])
+    if meta.get("runas_error"):
+        # the tests that need it cannot run without it
+        for t in runnable:
+            if t.user is not None and not results[t.name]["error"]:
+                results[t.name] = {"error": "tests/mm-selftests/runas.c: "
+                                   + meta["runas_error"], "warnings": []}
+    return Built(entry.path, results, runas, cached)
+
+
+def _compile(cmd: list[str]) -> dict:
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    return {"error": (" ".join(cmd) + "\n" + r.stderr) if r.returncode
+            else "", "warnings": warnings_in(r.stderr)}
+
+
+# ---------------------------------------------------------------- results
+
+@dataclasses.dataclass
+class Outcome:
+    status: str                 # "passed", "failed" or "skipped"
+    message: str
+    counts: dict[str, int]      # KTAP sub-results by status
+    seconds: float = 0.0        # in the guest
+
+
+_SKIP_PLAN = re.compile(r"^1\.\.0\s*#\s*SKIP\s*(.*)$", re.I)
+
+
+def judge(rc: Optional[int], lines: list[str]) -> Outcome:
+    """Exit 0 passes and 4 (KSFT_SKIP) skips, unless a KTAP sub-result
+    failed or a KTAP plan was left incomplete; anything else fails."""
+    rep = ktap.parse(lines)
+    counts: dict[str, int] = {}
+    for r in rep.results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    failing = [r for r in rep.results if r.status in (ktap.FAIL, ktap.ERROR)]
+    text = "\n".join(lines)
+    detail = "".join(
+        f"\n  not ok {r.number} {r.name}" +
+        "".join(f"\n      {d}" for d in r.diagnostics[-5:] if d.strip())
+        for r in failing)
+    if failing:
+        return Outcome("failed", f"exit status {rc}; failing KTAP "
+                       f"sub-results:{detail}\n\noutput:\n{text}", counts)
+    if rc == 0:
+        if rep.plan is not None and rep.plan > 0 and not rep.complete:
+            return Outcome("failed", f"exit status 0 but incomplete KTAP "
+                           f"({'; '.join(rep.problems) or 'bail out'})"
+                           f":\n{text}", counts)
+        return Outcome("passed", "", counts)
+    if rc == KSFT_SKIP:
+        return Outcome("skipped", skip_reason(lines, rep), counts)
+    return Outcome("failed", f"exit status {rc}:\n{text}", counts)
+
+
+def skip_reason(lines: list[str], rep: Optional[ktap.Report] = None) -> str:
+    """What a test that exited KSFT_SKIP said about why."""
+    for line in lines:
+        m = _SKIP_PLAN.match(line.strip())
+        if m and m.group(1).strip():
+            return m.group(1).strip()
+    rep = rep or ktap.parse(lines)
+    for r in rep.results:
+        if r.status == ktap.SKIP and r.directive[4:].strip():
+            return r.directive[4:].strip()
+    said = [ln.strip() for ln in lines if ln.strip()]
+    if said:
+        return " / ".join(said[-3:])
+    return "exit status 4 (KSFT_SKIP) without a message"
+
+
+# ------------------------------------------------------------------ guest
+
+def run_in_guest(matrix, arch: str, test: Selftest) -> Outcome:
+    """Run one selftest in arch's guest; keep its output in the results
+    (<boot>/selftests-vm-NAME.ktap) and its outcome in the matrix's
+    per-target summary. A guest that dies or hangs raises GuestError
+    (the outcome is recorded as failed first)."""
+    from .guest import GuestError
+    st = matrix.state[arch]
+    scale = getattr(st.arch, "scale", 1) or 1
+    limit = (test.timeout or matrix.test_timeout) * scale
+    try:
+        g = matrix.guest(arch)
+        out = g.run(test.command(), timeout=limit, line_timeout=limit)
+    except GuestError as exc:
+        record(matrix, arch, test.name, "failed", str(exc).splitlines()[0])
+        raise
+    (g.workdir / f"selftests-vm-{test.name}.ktap").write_text(
+        out.text + "\n")
+    res = judge(out.rc, [ln.text for ln in out.lines])
+    first = res.message.splitlines()[0] if res.message else ""
+    record(matrix, arch, test.name, res.status, first, rc=out.rc,
+           seconds=round(out.seconds, 3), subtests=res.counts)
+    res.seconds = out.seconds
+    return res
+
+
+def record(matrix, arch: str, name: str, status: str, reason: str = "",
+           **more) -> None:
+    """Keep a selftest's outcome for the target's results JSON."""
+    per = matrix.selftest_results
+    rec = {"status": status}
+    if reason:
+        rec["reason"] = reason
+    rec.update(more)
+    per.setdefault(arch, {})[name] = rec
+
+
+def summary(records: dict[str, dict]) -> dict:
+    """Per target: how many selftests passed, failed and were skipped,
+    and each one's record."""
+    counts = {s: sum(1 for r in records.values() if r["status"] == s)
+              for s in ("passed", "failed", "skipped")}
+    return {"counts": counts, "tests": records}
