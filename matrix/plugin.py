@@ -19,7 +19,8 @@ from typing import Optional
 
 import pytest
 
-from . import archspec, cache as cachemod, kernlog, ktap, results
+from . import archspec, cache as cachemod, kernlog, ktap, mmselftests, \
+    results
 from .build import Artifacts, Builder, expected_programs
 from .guest import Guest, GuestError, Output
 
@@ -107,6 +108,13 @@ class Matrix:
         self.user_tests = pathlib.Path(user).resolve() if user else None
         self.programs = expected_programs(self.user_tests)
         self.modules = module_names()
+        try:        # the kernel's mm selftests: tests/mm-selftests.yaml
+            self.selftests = mmselftests.load(
+                arches={a.base or a.name for a in archspec.load_all(
+                ).values()})
+        except mmselftests.ListError as exc:
+            raise pytest.UsageError(str(exc)) from exc
+        self.selftest_results: dict[str, dict] = {}
         self.builder = Builder(cachemod.Cache(), self.user_tests,
                                not opt("--no-install"))
         self.test_timeout = opt("--test-timeout")
@@ -288,9 +296,13 @@ class MatrixHooks:
             elif "module" in metafunc.fixturenames:
                 for mod in m.modules:
                     combos.append((a.name, mod))
+            elif "selftest" in metafunc.fixturenames:
+                for t in m.selftests:
+                    combos.append((a.name, t.name))
             else:
                 combos.append((a.name,))
-        names = [n for n in ("arch", "program", "case", "module")
+        names = [n for n in ("arch", "program", "case", "module",
+                             "selftest")
                  if n in metafunc.fixturenames]
         ids = ["-".join(c) for c in combos]
         metafunc.parametrize(",".join(names),

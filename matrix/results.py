@@ -10,6 +10,7 @@ import time
 from typing import Optional, TYPE_CHECKING
 
 from . import dashboard, history
+from . import mmselftests
 from .guest import qemu_version
 
 if TYPE_CHECKING:
@@ -91,6 +92,9 @@ def arch_record(m: "Matrix", name: str) -> dict:
         "base": st.arch.base,
         "programs": st.programs,
         "metrics": st.metrics,
+        # the kernel's mm selftests (tests/mm-selftests.yaml)
+        "mm_selftests": mmselftests.summary(
+            getattr(m, "selftest_results", {}).get(name, {})),
         "counts": {s: sum(1 for r in st.tests.values() if r["status"] == s)
                    for s in ("passed", "failed", "skipped", "flaky")},
     }

@@ -8,7 +8,7 @@ sources in tests/guest/.
 
 import pytest
 
-from matrix import kernlog, ktap
+from matrix import kernlog, ktap, mmselftests
 from matrix.plugin import phase
 
 
@@ -126,6 +126,36 @@ def test_program(matrix, arch, program, record_property):
                if r.status not in (ktap.PASS, ktap.SKIP, ktap.XFAIL)]
         assert not bad, f"KTAP failures {bad}:\n{text}"
     assert run.output.rc == 0, f"exit status {run.output.rc}:\n{text}"
+
+
+# After every program of ours (phase 6, ordered by program) and before the
+# modules are unloaded (phase 7).
+@phase(6.5, guest=True, user=True)
+def test_mm_selftest(matrix, arch, selftest, record_property):
+    """One of the kernel's own mm selftests (tests/mm-selftests.yaml) in
+    the guest: exit 0 passes, KSFT_SKIP skips with the test's reason, a
+    test listed as unable to run on this architecture is skipped with
+    the listed reason (never counted as passed)."""
+    test = next(t for t in matrix.selftests if t.name == selftest)
+    spec = matrix.state[arch].arch
+    base = spec.base or spec.name
+    reason = test.skip_reason(base)
+    if reason:
+        mmselftests.record(matrix, arch, selftest, "skipped", reason,
+                           listed=True)
+        pytest.skip(f"cannot run on {base}: {reason}")
+    art = matrix.artifacts(arch)
+    _fail_build(art, "kernel", "mm-selftests")
+    rec = art.selftests.results.get(selftest) or {"error": "not built"}
+    if rec["error"]:
+        mmselftests.record(matrix, arch, selftest, "failed", "build failed")
+        pytest.fail(f"{selftest} did not build:\n{rec['error']}",
+                    pytrace=False)
+    res = mmselftests.run_in_guest(matrix, arch, test)
+    record_property("guest_seconds", res.seconds)
+    if res.status == "skipped":
+        pytest.skip(f"{selftest}: {res.message}")
+    assert res.status == "passed", f"{selftest}: {res.message}"
 
 
 @phase(7, guest=True)
