@@ -25,7 +25,7 @@ APT_SOURCES = pathlib.Path("/etc/apt/sources.list.d/debian.sources")
 # Applets linked in the initramfs; busybox --install is not needed.
 APPLETS = """sh ash cat cp dd dmesg echo env false grep head insmod kill ls
 lsmod mkdir mknod modprobe mount poweroff printf ps reboot rm rmmod sed
-setsid cttyhack sleep sync tail tee test time timeout true umount uname
+setsid cttyhack sleep stty sync tail tee test time timeout true umount uname
 wc xargs awk cut sort uniq expr seq date id stat chmod ln tr""".split()
 
 
