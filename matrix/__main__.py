@@ -33,7 +33,8 @@ def cmd_build(args) -> int:
     arches = archspec.select(args.arch, variant=args.variant)
     b = Builder(Cache(),
                 pathlib.Path(args.user_tests) if args.user_tests else None,
-                not args.no_install)
+                not args.no_install,
+                pathlib.Path(args.driver).resolve() if args.driver else None)
     rc = 0
     for a in arches:
         art = b.build(a)
@@ -58,6 +59,8 @@ def cmd_run(args, extra: list[str]) -> int:
         argv.append(f"--variant={args.variant}")
     if args.user_tests:
         argv.append(f"--user-tests={args.user_tests}")
+    if args.driver:
+        argv.append(f"--driver={args.driver}")
     if args.results:
         argv.append(f"--results={args.results}")
     if args.no_install:
@@ -102,6 +105,8 @@ def main(argv: list[str]) -> int:
         p.add_argument("--variant", default="all",
                        help="all, none, or a variant such as debug")
         p.add_argument("--user-tests")
+        p.add_argument("--driver", help="a copy of driver/ to build the "
+                       "modules from (e.g. a mutated one)")
         p.add_argument("--no-install", action="store_true")
         if name == "run":
             p.add_argument("--results")

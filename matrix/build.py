@@ -11,8 +11,9 @@ from . import deps, mmselftests, toolchain
 from .archspec import Arch
 from .kernel import KernelBuild, Tree
 from .log import BuildError
-from .userspace import (Modules, TestProgram, build_initramfs, build_modules,
-                        build_tests, busybox, describe, discover_tests)
+from .userspace import (DRIVER_DIR, Modules, TestProgram, build_initramfs,
+                        build_modules, build_tests, busybox, describe,
+                        discover_tests)
 
 
 @dataclasses.dataclass
@@ -43,8 +44,10 @@ def expected_programs(user_dir: Optional[pathlib.Path]) -> list[TestProgram]:
 class Builder:
     def __init__(self, cache: cachemod.Cache,
                  user_tests: Optional[pathlib.Path] = None,
-                 install: bool = True):
+                 install: bool = True,
+                 driver_dir: Optional[pathlib.Path] = None):
         self.cache = cache
+        self.driver_dir = driver_dir or DRIVER_DIR
         self.user_tests = user_tests
         self.install = install
         self._tree: Optional[Tree] = None
@@ -87,7 +90,8 @@ class Builder:
         if art.kernel_meta is None:
             return art
         art.kernel_image = kb.image
-        art.modules = step("modules", lambda: build_modules(kb, self.cache))
+        art.modules = step("modules", lambda: build_modules(
+            kb, self.cache, self.driver_dir))
         if arch.user is None:
             return art
         progs = step("tests", lambda: build_tests(arch, self.tree, self.cache,

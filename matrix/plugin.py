@@ -38,6 +38,8 @@ def pytest_addoption(parser):
                 help="which kernels: all (default: every architecture and "
                 "its variants), none (plain kernels only), or a variant "
                 "(e.g. debug: kernel/config/debug.config)")
+    g.addoption("--driver", default=None, help="build the modules from "
+                "this copy of driver/ instead (e.g. a mutated one)")
     g.addoption("--user-tests", default=None, help="folder of extra C test "
                 "sources (KTAP or plain exit status) for every guest")
     g.addoption("--results", default=None, help="results folder (default "
@@ -46,6 +48,9 @@ def pytest_addoption(parser):
                 help="seconds a guest test may stay silent before the "
                 "guest is killed")
     g.addoption("--boot-timeout", type=int, default=60)
+    g.addoption("--max-output", type=int, default=1 << 20,
+                help="bytes a guest command may print before the guest "
+                "is killed as flooding its console")
     g.addoption("--seed", type=int, default=None, help="the {seed} given "
                 "to the test programs that take one (default: a fresh "
                 "random seed per program and run, kept in the results)")
@@ -115,11 +120,18 @@ class Matrix:
         except mmselftests.ListError as exc:
             raise pytest.UsageError(str(exc)) from exc
         self.selftest_results: dict[str, dict] = {}
+        driver = opt("--driver")
+        if driver and not (pathlib.Path(driver) / "Kbuild").is_file():
+            raise pytest.UsageError(f"--driver {driver}: no Kbuild there "
+                                    "(give a copy of driver/)")
         self.builder = Builder(cachemod.Cache(), self.user_tests,
-                               not opt("--no-install"))
+                               not opt("--no-install"),
+                               pathlib.Path(driver).resolve() if driver
+                               else None)
         self.test_timeout = opt("--test-timeout")
         self.boot_timeout = opt("--boot-timeout")
         self.seed = opt("--seed")
+        self.max_output = opt("--max-output")
         self._results_opt = opt("--results")
         self._results: Optional[results.ResultsDir] = None
         self.expected = kernlog.load_expected(EXPECTED_WARNINGS)
@@ -176,6 +188,7 @@ class Matrix:
         workdir = self.results.arch_dir(name) / f"boot{st.boots}"
         g = Guest(st.arch, art.kernel_image, art.initramfs, workdir,
                   self.boot_timeout * st.arch.scale)
+        g.max_output = self.max_output
         st.guest = g
         st.runs.clear()
         try:
@@ -279,9 +292,9 @@ class MatrixHooks:
         if "arch" not in metafunc.fixturenames:
             return
         m = self.get()
-        boot_only = getattr(metafunc.function, "needs_guest", False)
-        arches = [a for a in m.arches if a.bootable or not boot_only]
-        user_only = getattr(metafunc.function, "needs_user", False)
+        ph = getattr(metafunc.function, "matrix_phase", NO_PHASE)
+        arches = [a for a in m.arches if a.bootable or not ph.guest]
+        user_only = ph.user
         if user_only:
             arches = [a for a in arches if a.user is not None]
         combos = []
@@ -317,10 +330,9 @@ class MatrixHooks:
         def key(item):
             params = getattr(item, "callspec", None)
             params = params.params if params else {}
-            phase = getattr(item.function, "phase", 0)
-            return (order.get(params.get("arch"), -1), phase,
-                    prog_order.get(params.get("program"), 0),
-                    getattr(item.function, "subphase", 0))
+            ph = getattr(item.function, "matrix_phase", NO_PHASE)
+            return (order.get(params.get("arch"), -1), ph.n,
+                    prog_order.get(params.get("program"), 0), ph.sub)
 
         def empty(item):
             # a matrix test with no architecture to run on (e.g. the
@@ -358,6 +370,9 @@ class MatrixHooks:
             st.tests[item.name] = {"status": rep.outcome,
                                    "duration": round(dur, 4),
                                    "nodeid": item.nodeid}
+            if not rep.passed:      # why, without the console log section
+                st.tests[item.name]["message"] = \
+                    str(rep.longrepr)[-4000:] if rep.longrepr else ""
 
     def pytest_sessionfinish(self, session, exitstatus):
         if self.matrix is None or not self.matrix.used:
@@ -379,11 +394,23 @@ def matrix(request) -> Matrix:
     return request.config.pluginmanager.get_plugin("nopfn-matrix").get()
 
 
+@dataclasses.dataclass(frozen=True)
+class Phase:
+    n: int
+    sub: int
+    guest: bool
+    user: bool
+
+
+NO_PHASE = Phase(0, 0, False, False)
+
+
 def phase(n: int, sub: int = 0, guest: bool = False, user: bool = False):
     """Decorator: where an item runs within its architecture's group."""
     def mark(fn):
-        fn.phase, fn.subphase = n, sub
-        fn.needs_guest, fn.needs_user = guest, user
+        # one attribute: pytest makes each function attribute a keyword
+        # that -k matches (a "needs_user" would match -k user)
+        fn.matrix_phase = Phase(n, sub, guest, user)
         return fn
     return mark
 

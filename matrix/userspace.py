@@ -161,10 +161,13 @@ class Modules:
     cached: bool
 
 
-def build_modules(kb: KernelBuild, cache: cachemod.Cache) -> Modules:
-    files = cachemod.tree_files(DRIVER_DIR) if DRIVER_DIR.exists() else []
+def build_modules(kb: KernelBuild, cache: cachemod.Cache,
+                  driver_dir: pathlib.Path = DRIVER_DIR) -> Modules:
+    """The modules of driver_dir (the repository's driver/, or another
+    copy of it, e.g. a mutated one) built against the kernel with W=1."""
+    files = cachemod.tree_files(driver_dir) if driver_dir.exists() else []
     inputs = {"kernel": kb.key,
-              "driver": cachemod.hash_files(files, DRIVER_DIR)}
+              "driver": cachemod.hash_files(files, driver_dir)}
     entry = cache.entry("modules", kb.entry.path.name.rsplit("-", 1)[0],
                         inputs)
     log = entry.path / "build.log"
@@ -174,7 +177,7 @@ def build_modules(kb: KernelBuild, cache: cachemod.Cache) -> Modules:
         if meta is None:
             entry.reset()
             src = entry.path / "src"
-            shutil.copytree(DRIVER_DIR, src) if DRIVER_DIR.exists() \
+            shutil.copytree(driver_dir, src) if driver_dir.exists() \
                 else src.mkdir()
             names = []
             if (src / "Kbuild").exists() or (src / "Makefile").exists():
