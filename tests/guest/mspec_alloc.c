@@ -286,4 +286,50 @@ TEST_F(alloc, pages_zeroed_after_reuse)
 	       reused, 3 * NTYPES * npages);
 }
 
+/*
+ * A page handed out must not carry what its previous user left there, even
+ * when that user was not mspec (whose own pages are cleared when freed): a
+ * child fills anonymous memory with a pattern and exits, so its pages go
+ * back to the page allocator dirty, and the mappings that follow at once
+ * are likely to get some of them.
+ */
+TEST_F(alloc, no_data_from_previous_user)
+{
+	const unsigned long npages = 64, dirty_pages = 4096;
+	int t;
+
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
+	for (t = 0; t < NTYPES; t++) {
+		unsigned long i, n = npages * psz / 8, bad = 0;
+		int status;
+		pid_t pid;
+		__u64 *p;
+
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			char *a = mmap(NULL, dirty_pages * psz,
+				       PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (a == MAP_FAILED)
+				_exit(1);
+			memset(a, 0xa5, dirty_pages * psz);
+			_exit(0);
+		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+		p = map_rw(dev_path[t], npages * psz);
+		ASSERT_NE(MAP_FAILED, p);
+		for (i = 0; i < n; i++)
+			if (peek64(&p[i]))
+				bad++;
+		EXPECT_EQ(0UL, bad) TH_LOG("%s: %lu words not zero",
+					   type_name[t], bad);
+		munmap(p, npages * psz);
+	}
+}
+
 TEST_HARNESS_MAIN
