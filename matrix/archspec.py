@@ -81,7 +81,8 @@ class Arch:
     @property
     def debian_arch(self) -> str:
         """Debian's name for this architecture (busybox-static:ARCH)."""
-        return DEBIAN_ARCH.get(self.name, self.name)
+        base = self.base or self.name
+        return DEBIAN_ARCH.get(base, base)
 
     def fingerprint(self) -> dict[str, Any]:
         """What of this file feeds the kernel build (for its cache key)."""

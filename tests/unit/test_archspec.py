@@ -148,3 +148,9 @@ def test_debug_variant_shipped_for_x86_64_and_arm64():
     assert {"x86_64-debug", "arm64-debug"} <= set(arches)
     for a in ("x86_64-debug", "arm64-debug"):
         assert arches[a].bootable and arches[a].variant == "debug"
+
+
+def test_variant_shares_the_architectures_user_space():
+    arches = archspec.load_all()
+    assert arches["x86_64-debug"].debian_arch == "amd64"
+    assert arches["arm64-debug"].debian_arch == "arm64"
