@@ -59,6 +59,7 @@ class VariantSpec:
     cmdline: str              # appended to the kernel command line
     memory: Optional[str]     # guest RAM, when the variant needs more
     scale: int                # slowness: timeouts and {scale} in test args
+    image: Optional[str] = None   # another boot image of the same build
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,9 +96,12 @@ class Arch:
             qemu = dataclasses.replace(
                 qemu, memory=v.memory or qemu.memory,
                 cmdline=" ".join(x for x in (qemu.cmdline, v.cmdline) if x))
+        kernel = self.kernel
+        if v.image:
+            kernel = dataclasses.replace(kernel, image=v.image)
         return dataclasses.replace(self, name=f"{self.base}-{v.name}",
                                    variant=v.name, scale=v.scale, qemu=qemu,
-                                   variants=())
+                                   kernel=kernel, variants=())
 
 
 DEBIAN_ARCH = {"x86_64": "amd64", "arm64": "arm64", "riscv64": "riscv64",
@@ -173,10 +177,10 @@ def parse(path: pathlib.Path) -> Arch:
         v = v or {}
         if not isinstance(v, dict):
             raise ArchError(f"{wv}: expected a mapping")
-        bad = set(v) - {"cmdline", "memory", "scale"}
+        bad = set(v) - {"cmdline", "memory", "scale", "image"}
         if bad:
             raise ArchError(f"{wv}: unknown keys {sorted(bad)}; known: "
-                            "['cmdline', 'memory', 'scale']")
+                            "['cmdline', 'image', 'memory', 'scale']")
         if not (CONFIG_DIR / f"{vname}.config").is_file():
             raise ArchError(f"{wv}: no config fragment "
                             f"{CONFIG_DIR / (vname + '.config')}")
@@ -184,7 +188,8 @@ def parse(path: pathlib.Path) -> Arch:
                                     cmdline=v.get("cmdline", "") or "",
                                     memory=str(v["memory"]) if "memory" in v
                                     else None,
-                                    scale=int(v.get("scale", 1))))
+                                    scale=int(v.get("scale", 1)),
+                                    image=v.get("image")))
     return Arch(name=name, path=path, kernel=kernel, user=user, qemu=qemu,
                 module_params={str(m): str(p) for m, p in params.items()},
                 base=name, variants=tuple(variants))
