@@ -14,6 +14,7 @@ tests, then other failures.
 """
 from __future__ import annotations
 
+import functools
 import html
 import os
 import pathlib
@@ -55,15 +56,48 @@ def _e(s) -> str:
     return html.escape(str(s), quote=True)
 
 
-def href(base: pathlib.Path, rel: Optional[str],
-         page_dir: pathlib.Path) -> Optional[str]:
+class _Files:
+    """Which files exist, from one listing per folder, and the pages
+    being written (they link to each other): a page of a long history
+    has tens of thousands of links."""
+
+    def __init__(self, planned=()):
+        self.planned = {os.path.normpath(str(p)) for p in planned}
+        self.dirs: dict[str, set] = {}
+
+    def exists(self, path: str) -> bool:
+        if path in self.planned:
+            return True
+        d, name = os.path.split(path)
+        names = self.dirs.get(d)
+        if names is None:
+            try:
+                names = {e.name for e in os.scandir(d) if e.is_file()}
+            except OSError:
+                names = set()
+            self.dirs[d] = names
+        return name in names
+
+
+_files: Optional[_Files] = None
+
+
+@functools.lru_cache(maxsize=1024)
+def _reldir(base: str, page_dir: str) -> str:
+    return os.path.relpath(base, page_dir)
+
+
+def href(base, rel: Optional[str], page_dir) -> Optional[str]:
     """A relative link from page_dir to base/rel, if that file exists."""
     if not rel:
         return None
-    target = base / rel
-    if not target.is_file():
+    base = str(base)
+    full = os.path.normpath(os.path.join(base, rel))
+    if not (_files.exists(full) if _files is not None
+            else os.path.isfile(full)):
         return None
-    return urllib.parse.quote(os.path.relpath(target, page_dir))
+    link = os.path.normpath(os.path.join(_reldir(base, str(page_dir)), rel))
+    return urllib.parse.quote(link)
 
 
 def _write(path: pathlib.Path, text: str) -> None:
@@ -105,11 +139,11 @@ def _verdict_list(cls: Classification, vs: list[Verdict],
         out.append(f"<section id=\"{cat}\"><h2>{title} ({len(these)})</h2>"
                    "<ul class=\"verdicts\">")
         for v in these:
-            link = href(cls.run.path, v.log, page_dir)
+            link = href(cls.run.results_path, v.log, page_dir)
             what = (f"failed; passed in {_e(v.ref_run)}" if cat ==
                     "regression" else "failed, then passed when rerun")
             logs = f" <a href=\"{link}\">log</a>" if link else ""
-            rl = href(cls.run.path, v.rerun_log, page_dir)
+            rl = href(cls.run.results_path, v.rerun_log, page_dir)
             if rl:
                 logs += f" <a href=\"{rl}\">rerun log</a>"
             tgt = f"{_e(v.target)} " if with_target else ""
@@ -130,13 +164,13 @@ def _verdict_cell(run: Run, v: Verdict, page_dir: pathlib.Path) -> str:
     label = {"regression": "REGRESSION", "fixed": "fixed"}.get(
         v.category, v.status)
     extra = ""
-    rl = href(run.path, v.rerun_log, page_dir)
+    rl = href(run.results_path, v.rerun_log, page_dir)
     if rl:
         extra = f" <a href=\"{rl}\">rerun</a>"
     title = v.item if v.ref_status is None else (
         f"{v.item}; {v.ref_status} in {v.ref_run}")
-    return _cell(v.category, label, href(run.path, v.log, page_dir), title,
-                 extra)
+    return _cell(v.category, label, href(run.results_path, v.log, page_dir),
+                 title, extra)
 
 
 def _row_order(per_target: dict[str, list[Verdict]]) -> list[str]:
@@ -162,7 +196,7 @@ def _runs_list(hist: History, current: Run, page_dir: pathlib.Path
                ) -> list[str]:
     out = ["<section id=\"runs\"><h2>Runs</h2><ul>"]
     for r in hist.runs(upto=None, limit=HISTORY_RUNS):
-        link = href(r.path, "index.html", page_dir)
+        link = href(r.results_path, "index.html", page_dir)
         name = _e(r.key) + (" (this run)" if r.id == current.id else "")
         item = f"<a href=\"{link}\">{name}</a>" if link else name
         out.append(f"<li>{item} <span class=\"meta\">{_e(r.started)}, "
@@ -187,7 +221,7 @@ def matrix_page(hist: History, cls: Classification,
                   for c in ("passed", "failed", "flaky", "skipped")}
         n = ", ".join(f"{k} {c}" for k, c in counts.items() if k == "passed"
                       or k == "failed" or c)
-        link = href(run.path, f"{t}.html", page_dir)
+        link = href(run.results_path, f"{t}.html", page_dir)
         name = f"<a href=\"{link}\">{_e(t)}</a>" if link else _e(t)
         boot = (f"<br>boot {row['boot_seconds']:.2f} s"
                 if row["boot_seconds"] is not None else "")
@@ -292,7 +326,7 @@ def target_page(hist: History, cls: Classification, target: str,
     runs = hist.runs(target, upto=run.id, limit=HISTORY_RUNS)
     row = hist.targets(run.id).get(target)
     vs = cls.verdicts.get(target, [])
-    link = href(run.path, "index.html", page_dir)
+    link = href(run.results_path, "index.html", page_dir)
     body = [f"<h1>{_e(target)}: run {_e(run.key)}</h1>",
             f"<p><a href=\"{link}\">the whole matrix of this run</a></p>"
             if link else "", _run_line(run), _compared(cls)]
@@ -309,7 +343,7 @@ def target_page(hist: History, cls: Classification, target: str,
     res = hist.results_of([r.id for r in older], target)
     head = ["<th>test</th>", f"<th>{_e(run.key)}<br>(this run)</th>"]
     for r in older:
-        rl = href(r.path, f"{target}.html", page_dir)
+        rl = href(r.results_path, f"{target}.html", page_dir)
         name = f"<a href=\"{rl}\">{_e(r.key)}</a>" if rl else _e(r.key)
         head.append(f"<th>{name}<br><span class=\"meta\">"
                     f"{_e((r.git_commit or '?')[:8])}</span></th>")
@@ -324,7 +358,8 @@ def target_page(hist: History, cls: Classification, target: str,
                 cells.append(_cell("none", "-", None))
             else:
                 cells.append(_cell(o["status"], o["status"],
-                                   href(r.path, o["log"], page_dir), r.key))
+                                   href(r.results_path, o["log"],
+                                        page_dir), r.key))
         body.append(f"<tr class=\"{_row_class({0: v})}\" data-test=\""
                     f"{_e(v.test)}\"><th class=\"test\">{_e(v.test)}</th>"
                     f"{''.join(cells)}</tr>")
@@ -335,6 +370,18 @@ def target_page(hist: History, cls: Classification, target: str,
 def write(hist: History, cls: Classification,
           root: Optional[pathlib.Path] = None) -> list[pathlib.Path]:
     """Write the run's pages (and the root index); returns their paths."""
+    global _files
+    d = cls.run.path
+    _files = _Files([d / "index.html"] + [d / f"{t}.html" for t in
+                                          hist.targets(cls.run.id)])
+    try:
+        return _write_pages(hist, cls, root)
+    finally:
+        _files = None
+
+
+def _write_pages(hist: History, cls: Classification,
+                 root: Optional[pathlib.Path]) -> list[pathlib.Path]:
     d = cls.run.path
     pages = []
     for target in hist.targets(cls.run.id):

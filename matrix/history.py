@@ -340,22 +340,33 @@ class History:
     def reference(self, run_id: int, target: str,
                   baseline: Optional[Run] = None
                   ) -> dict[str, tuple[str, str]]:
-        """test -> (status, run key) that run `run_id` is compared with."""
+        """test -> (status, run key) that run `run_id` is compared with
+        (without a baseline: for the tests that pass or fail now)."""
         if baseline is not None:
             rows = self.db.execute(
                 "SELECT r.test, r.status, runs.key FROM results r "
                 "JOIN runs ON runs.id = r.run_id "
                 "WHERE r.run_id = ? AND r.target = ?", (baseline.id, target))
-        else:
-            rows = self.db.execute(
-                "SELECT r.test, r.status, runs.key FROM results r "
-                "JOIN runs ON runs.id = r.run_id "
-                "WHERE r.target = ? AND r.run_id = ("
-                "  SELECT MAX(p.run_id) FROM results p WHERE p.target = "
-                "  r.target AND p.test = r.test AND p.run_id < ? AND "
-                "  p.status IN ('passed', 'failed', 'flaky'))",
-                (target, run_id))
-        return {r["test"]: (r["status"], r["key"]) for r in rows}
+            return {r["test"]: (r["status"], r["key"]) for r in rows}
+        # Per test, walk its results backwards (the index) to the first
+        # decisive one: one or two rows for most. Only tests that pass or
+        # fail now need one; a skip's history is never walked.
+        out = {}
+        keys: dict[int, str] = {}
+        for (test,) in self.db.execute(
+                "SELECT test FROM results WHERE run_id = ? AND target = ? "
+                "AND status IN ('passed', 'failed')", (run_id, target)):
+            row = self.db.execute(
+                "SELECT run_id, status FROM results WHERE target = ? AND "
+                "test = ? AND run_id < ? AND status IN ('passed', "
+                "'failed', 'flaky') ORDER BY run_id DESC LIMIT 1",
+                (target, test, run_id)).fetchone()
+            if row is None:
+                continue
+            if row["run_id"] not in keys:
+                keys[row["run_id"]] = self.run(row["run_id"]).key
+            out[test] = (row["status"], keys[row["run_id"]])
+        return out
 
     def classify(self, run_id: int, baseline: Optional[Run] = None
                  ) -> Classification:

@@ -224,6 +224,7 @@ def test_pages(h, tmp_path):
     for link in m.links:
         assert (d / link).is_file(), link
     t = parse(pages[1].read_text())
+    assert "index.html" in t.links      # written after it, still linked
     hist = t.tables["history"]
     assert [r[0] for r in hist] == ["test_case[p-b]", "test_case[p-a]"]
     assert hist[0][1] == ["regression", "passed"]
