@@ -11,6 +11,9 @@ Plain HTML and CSS with inline SVG; no script and nothing from the
 network. Every link is relative, so the folder opens from file:// and
 can be moved or copied as a whole. Regressions come first, then flaky
 tests, then other failures.
+
+  python3 -m matrix.dashboard [RUNS TARGETS TESTS]   time a run's share
+                                                     on a long history
 """
 from __future__ import annotations
 
@@ -396,3 +399,46 @@ def _write_pages(hist: History, cls: Classification,
         _write(p, matrix_page(hist, cls, root))
         pages.append(p)
     return pages
+
+
+def bench(runs: int = 500, targets: int = 6, tests: int = 150) -> str:
+    """Time what a run adds on top of a long history: record the run,
+    classify it, write its pages (synthetic records, in a temp folder)."""
+    import tempfile
+    import time
+    names = ["x86_64", "x86_64-debug", "arm64", "arm64-debug", "riscv64",
+             "ia64", "t6", "t7"][:targets]
+
+    def recs(i: int) -> dict:
+        return {t: {"arch": t, "status": "passed",
+                    "kernel": {"build_seconds": 300.0},
+                    "boot_seconds": [1.0], "guest_seconds": 30.0,
+                    "tests": {f"test_case[{t}-p{j // 10}-c{j}]": {
+                        "status": "failed" if (i + j) % 97 == 0
+                        else "passed", "duration": 0.1,
+                        "log": f"{t}/boot1/p{j // 10}.ktap"}
+                        for j in range(tests)},
+                    "metrics": {"bench": {f"ratio.m{k}": {
+                        "value": 1 + i % 7, "unit": "x"} for k in range(8)}}}
+                for t in names}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = pathlib.Path(tmp)
+        with History(root / "history.sqlite") as h:
+            for i in range(runs - 1):
+                h.record(f"run{i:04d}", root / f"run{i:04d}", recs(i))
+            d = root / "last"
+            d.mkdir()
+            t0 = time.monotonic()
+            run = h.record("last", d, recs(runs))
+            pages = write(h, h.classify(run.id), root)
+            took = time.monotonic() - t0
+            size = (root / "history.sqlite").stat().st_size
+            kib = sum(p.stat().st_size for p in pages) >> 10
+    return (f"{runs} runs x {targets} targets x {tests} tests: record, "
+            f"classify and pages of the last run {took:.2f} s (history "
+            f"{size >> 20} MiB, pages {kib} KiB)")
+
+
+if __name__ == "__main__":
+    import sys
+    print(bench(*(int(a) for a in sys.argv[1:4])))
