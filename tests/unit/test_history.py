@@ -253,3 +253,47 @@ def test_href_is_relative_and_quoted(tmp_path):
     assert dashboard.href(tmp_path / "run", "x/none", tmp_path) is None
     assert pathlib.Path(dashboard.href(tmp_path / "run", "x/user-a b.ktap",
                                        tmp_path / "run")).parts[0] == "x"
+
+
+def test_results_write_with_a_baseline(tmp_path):
+    """--baseline and --history through results.write, as a run uses them."""
+    import types
+    from matrix import archspec, results
+    from matrix.plugin import ArchState
+
+    def run(key, status, **opts):
+        st = ArchState(archspec.load_all()["ia64"])       # no QEMU asked
+        st.tests = {"test_kernel_build[ia64]": {"status": status,
+                                                "duration": 1.0}}
+        cfg = types.SimpleNamespace(getoption=lambda name: opts.get(name))
+        m = types.SimpleNamespace(state={"ia64": st}, config=cfg,
+                                  results=results.ResultsDir(tmp_path / key))
+        results.write(m, wall=1.0)
+        return m.summary
+
+    db = str(tmp_path / "elsewhere" / "h.sqlite")
+    run("r1", "failed", **{"--history": db})
+    run("r2", "passed", **{"--history": db})
+    s = run("r3", "failed", **{"--history": db})
+    assert [r["reference"] for r in s["regressions"]] == ["r2"]
+    assert s["dashboard"]["history"] == db
+    assert not (tmp_path / "history.sqlite").exists()
+    s = run("r4", "failed", **{"--history": db, "--baseline": "r1"})
+    assert s["regressions"] == [] and s["dashboard"]["baseline"] == "r1"
+    s = run("r5", "failed", **{"--history": db, "--baseline": "nosuch"})
+    assert "baseline nosuch: no such run" in s["dashboard"]["error"]
+    assert any("baseline nosuch" in ln for ln in results.verdict_lines(s))
+
+
+def test_matrix_run_refuses_an_unknown_baseline(tmp_path):
+    import argparse
+    from matrix.__main__ import check_baseline
+    args = argparse.Namespace(results=str(tmp_path / "r9"), history=None,
+                              baseline="r1")
+    assert "no history at" in check_baseline(args)
+    with history.History(tmp_path / "history.sqlite") as h:
+        add(h, tmp_path, "r1", rec({}))
+    assert check_baseline(args) == ""
+    args.baseline = "r2"
+    assert "no such run" in check_baseline(args) and "r1" in \
+        check_baseline(args)
