@@ -20,7 +20,9 @@ BAD = re.compile(
     r"\bBUG[: ]|WARNING:|Oops|Kernel panic|general protection fault|"
     r"Unable to handle kernel|KASAN|kmemleak:.*(suspected|new) memory leak|"
     r"unreferenced object|possible (circular|recursive) locking|"
-    r"inconsistent lock state|lockdep|INFO: task .* blocked|"
+    r"inconsistent lock state|irq lock inversion|DEBUG_LOCKS_WARN_ON|"
+    r"suspicious RCU usage|lockdep is turned off|turning off the locking "
+    r"correctness validator|INFO: task .* blocked|"
     r"INFO: rcu_.* stall|soft lockup|hard LOCKUP|UBSAN|list_(add|del) "
     r"corruption|Bad page (state|map)|bad page|refcount_t: ")
 

@@ -62,3 +62,30 @@ def test_load_expected(tmp_path):
     p.write_text("# comment\n\nfoo.*bar\n")
     assert [x.pattern for x in kernlog.load_expected(p)] == ["foo.*bar"]
     assert kernlog.load_expected(tmp_path / "none") == []
+
+
+def test_debug_kernel_boot_banners_are_not_reports():
+    banners = ["[    0.000000] rcu: \tRCU lockdep checking is enabled.",
+               "[    0.000000] Lock dependency validator: Copyright (c) "
+               "2006 Red Hat, Inc., Ingo Molnar",
+               "[    0.000000] ... MAX_LOCKDEP_SUBCLASSES:  8",
+               "[    0.000000] kasan: KernelAddressSanitizer initialized",
+               "[    0.010000] kmemleak: Kernel memory leak detector "
+               "initialized (mem pool available: 15999)",
+               "[    0.020000] kfence: initialized - using 2097152 bytes "
+               "for 255 objects"]
+    assert kernlog.unexpected(banners, []) == []
+
+
+def test_debug_kernel_reports_are_found():
+    for line in ["BUG: KASAN: use-after-free in mspec_close+0x1/0x2",
+                 "BUG: KFENCE: out-of-bounds read in foo+0x1/0x2",
+                 "WARNING: possible circular locking dependency detected",
+                 "DEBUG_LOCKS_WARN_ON(1)",
+                 "WARNING: suspicious RCU usage",
+                 "INFO: task stress:123 blocked for more than 60 seconds.",
+                 "unreferenced object 0xffff888003 (size 64):",
+                 "kmemleak: 2 new suspected memory leaks (see "
+                 "/sys/kernel/debug/kmemleak)",
+                 "watchdog: BUG: soft lockup - CPU#0 stuck for 22s!"]:
+        assert len(kernlog.unexpected([line], [])) == 1, line
