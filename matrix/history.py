@@ -5,7 +5,12 @@ the git commit, the hash of the kernel series and when it started), one
 row per target (architecture, or architecture-variant such as
 `x86_64-debug`) with its kernel config hash, build and boot times, one
 row per test result and one per metric its programs printed. Log paths
-are stored relative to the run's results folder.
+are stored relative to the run's results folder. A metric that is an
+integer keeps its exact digits beside the REAL (`exact`): a 64-bit seed
+does not fit a double. A seed that reached the records through a float
+(`*.seed` metrics, parsed by matrix/ktap.py) is restored from the seed
+the harness gave the program (the record's `programs`), when the two
+agree as doubles.
 
 A test's key leaves the target out of the pytest item name, so the same
 test lines up across targets and runs: `test_case[x86_64-prog-case]` on
@@ -76,9 +81,12 @@ CREATE TABLE IF NOT EXISTS metrics (
     name TEXT NOT NULL,
     value REAL,
     unit TEXT,
+    exact TEXT,
     PRIMARY KEY (run_id, target, program, name)
 );
 """
+# Columns added since a history was first written: (table, column, type).
+ADDED = (("metrics", "exact", "TEXT"),)
 
 PASSING = ("passed", "flaky")
 DECISIVE = ("passed", "failed", "flaky")
@@ -102,6 +110,32 @@ def test_key(item: str, target: str) -> str:
     if params.startswith(target + "-"):
         return f"{func}[{params[len(target) + 1:]}]"
     return item
+
+
+def is_seed(name: str) -> bool:
+    """A metric that names a seed (`fuzz.seed`): a value to copy, not a
+    figure to plot."""
+    return name.rsplit(".", 1)[-1] == "seed"
+
+
+def exact_integer(value) -> Optional[str]:
+    """The digits of an integer that are certainly its own: not those of
+    a double it was rounded to on the way (above 2**53 a double that is
+    an integer may be one; an int no double equals cannot be)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        v = value.strip()
+        return str(int(v)) if re.fullmatch(r"[-+]?\d+", v) else None
+    if not isinstance(value, int):
+        return None
+    try:
+        through_float = float(value) == value
+    except OverflowError:
+        through_float = False
+    if abs(value) <= 2 ** 53 or not through_float:
+        return str(value)
+    return None
 
 
 def series_hash() -> str:
@@ -183,6 +217,18 @@ class History:
         self.db.row_factory = sqlite3.Row
         with self.db:
             self.db.executescript(SCHEMA)
+            for table, column, kind in ADDED:
+                have = {r["name"] for r in self.db.execute(
+                    f"PRAGMA table_info({table})")}
+                if column in have:
+                    continue
+                try:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN "
+                                    f"{column} {kind}")
+                except sqlite3.OperationalError as exc:
+                    # another run opening the same history added it
+                    if "duplicate column" not in str(exc):
+                        raise
 
     def close(self) -> None:
         self.db.close()
@@ -242,17 +288,28 @@ class History:
         self.db.executemany("INSERT OR REPLACE INTO results VALUES "
                             "(?,?,?,?,?,?,?,?)", rows)
         mrows = []
+        programs = rec.get("programs") or {}
         for prog, names in (rec.get("metrics") or {}).items():
+            seed = (programs.get(prog) or {}).get("seed")
             for name, m in (names or {}).items():
                 value = m.get("value") if isinstance(m, dict) else m
                 unit = m.get("unit") if isinstance(m, dict) else None
+                exact = exact_integer(value)
+                if is_seed(name) and isinstance(seed, int) and \
+                        not isinstance(seed, bool):
+                    try:
+                        if float(seed) == float(value):
+                            exact = str(int(seed))
+                    except (TypeError, ValueError, OverflowError):
+                        pass
                 try:
                     value = float(value)
-                except (TypeError, ValueError):
+                except (TypeError, ValueError, OverflowError):
                     continue
-                mrows.append((run_id, target, prog, name, value, unit))
-        self.db.executemany("INSERT OR REPLACE INTO metrics VALUES "
-                            "(?,?,?,?,?,?)", mrows)
+                mrows.append((run_id, target, prog, name, value, unit, exact))
+        self.db.executemany(
+            "INSERT OR REPLACE INTO metrics (run_id, target, program, name, "
+            "value, unit, exact) VALUES (?,?,?,?,?,?,?)", mrows)
 
     # ----------------------------------------------------------- reading
     @staticmethod

@@ -146,6 +146,48 @@ def test_run_fields_and_metrics(h, tmp_path):
     assert h.metrics_of([r.id], "arm64") == []
 
 
+def test_seeds_and_counts_keep_their_digits(h, tmp_path):
+    seed = 2194960933338486915          # what the harness gave the program
+    printed = float(seed)               # what matrix/ktap.py made of it
+    assert int(printed) != seed
+    m = {"mmap_fuzz": {"fuzz.seed": {"value": int(printed), "unit": ""},
+                       "fuzz.ops": {"value": 300, "unit": "ops"},
+                       "fuzz.seconds": {"value": 10.756, "unit": "s"}},
+         # a seed of its own: nothing to restore it from
+         "other": {"x.seed": {"value": int(printed)},
+                   "y.seed": {"value": seed},     # an int no double is
+                   "big": {"value": 2 ** 60}}}
+    progs = {"mmap_fuzz": {"args": f"--seed {seed}", "seed": seed},
+             "other": {"seed": 12}}             # not what it printed
+    r = add(h, tmp_path, "r1", rec({}, metrics=m, programs=progs))
+    got = {(x["program"], x["name"]): (x["value"], x["exact"])
+           for x in h.metrics_of([r.id], "x86_64")}
+    assert got[("mmap_fuzz", "fuzz.seed")] == (printed, str(seed))
+    assert got[("mmap_fuzz", "fuzz.ops")] == (300.0, "300")
+    assert got[("mmap_fuzz", "fuzz.seconds")] == (10.756, None)
+    assert got[("other", "x.seed")] == (printed, None)
+    assert got[("other", "y.seed")] == (printed, str(seed))
+    assert got[("other", "big")] == (2.0 ** 60, None)   # may be rounded
+
+
+def test_a_history_from_before_exact_gains_the_column(tmp_path):
+    import sqlite3
+    p = tmp_path / "old.sqlite"
+    db = sqlite3.connect(str(p))
+    db.executescript(history.SCHEMA.replace("    exact TEXT,\n", ""))
+    db.execute("INSERT INTO metrics VALUES (99, 'x86_64', 'p', 'n', 2.0, "
+               "'')")
+    db.commit()
+    db.close()
+    with history.History(p) as h:
+        (row,) = h.metrics_of([99], "x86_64")
+        assert (row["value"], row["exact"]) == (2.0, None)
+        r = add(h, tmp_path, "r2", rec({}, metrics={"p": {"n": 7}}))
+        assert [x["exact"] for x in h.metrics_of([r.id], "x86_64")] == ["7"]
+    with history.History(p) as h:         # opened again: nothing to add
+        assert len(h.metrics_of([99, r.id], "x86_64")) == 2
+
+
 def test_series_hash_follows_the_patches(tmp_path, monkeypatch):
     from matrix import kernel
     assert len(history.series_hash()) == 16
