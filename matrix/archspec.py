@@ -60,6 +60,7 @@ class VariantSpec:
     memory: Optional[str]     # guest RAM, when the variant needs more
     scale: int                # slowness: timeouts and {scale} in test args
     image: Optional[str] = None   # another boot image of the same build
+    module_params: tuple[tuple[str, str], ...] = ()   # per module, replaced
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,13 +96,28 @@ class Arch:
         if qemu is not None:
             qemu = dataclasses.replace(
                 qemu, memory=v.memory or qemu.memory,
-                cmdline=" ".join(x for x in (qemu.cmdline, v.cmdline) if x))
+                cmdline=merge_cmdline(qemu.cmdline, v.cmdline))
+        params = dict(self.module_params)
+        params.update(dict(v.module_params))
         kernel = self.kernel
         if v.image:
             kernel = dataclasses.replace(kernel, image=v.image)
         return dataclasses.replace(self, name=f"{self.base}-{v.name}",
                                    variant=v.name, scale=v.scale, qemu=qemu,
-                                   kernel=kernel, variants=())
+                                   kernel=kernel, module_params=params,
+                                   variants=())
+
+
+def merge_cmdline(base: str, extra: str) -> str:
+    """The kernel command line with extra's parameters added; a
+    "key=value" of extra replaces base's parameters of the same key
+    (mem= and friends take their first value, so they cannot just be
+    appended), and "!key" removes them."""
+    words = extra.split()
+    drop = {w[1:] for w in words if w.startswith("!")}
+    drop |= {w.split("=", 1)[0] for w in words if "=" in w}
+    kept = [t for t in base.split() if t.split("=", 1)[0] not in drop]
+    return " ".join(kept + [w for w in words if not w.startswith("!")])
 
 
 DEBIAN_ARCH = {"x86_64": "amd64", "arm64": "arm64", "riscv64": "riscv64",
@@ -177,10 +193,16 @@ def parse(path: pathlib.Path) -> Arch:
         v = v or {}
         if not isinstance(v, dict):
             raise ArchError(f"{wv}: expected a mapping")
-        bad = set(v) - {"cmdline", "memory", "scale", "image"}
+        bad = set(v) - {"cmdline", "memory", "scale", "image",
+                        "module_params"}
         if bad:
             raise ArchError(f"{wv}: unknown keys {sorted(bad)}; known: "
-                            "['cmdline', 'image', 'memory', 'scale']")
+                            "['cmdline', 'image', 'memory', "
+                            "'module_params', 'scale']")
+        vparams = v.get("module_params") or {}
+        if not isinstance(vparams, dict):
+            raise ArchError(f"{wv}: module_params must map module to "
+                            "params")
         if not (CONFIG_DIR / f"{vname}.config").is_file():
             raise ArchError(f"{wv}: no config fragment "
                             f"{CONFIG_DIR / (vname + '.config')}")
@@ -189,7 +211,10 @@ def parse(path: pathlib.Path) -> Arch:
                                     memory=str(v["memory"]) if "memory" in v
                                     else None,
                                     scale=int(v.get("scale", 1)),
-                                    image=v.get("image")))
+                                    image=v.get("image"),
+                                    module_params=tuple(
+                                        (str(m), str(p))
+                                        for m, p in vparams.items())))
     return Arch(name=name, path=path, kernel=kernel, user=user, qemu=qemu,
                 module_params={str(m): str(p) for m, p in params.items()},
                 base=name, variants=tuple(variants))

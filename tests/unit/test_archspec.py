@@ -154,3 +154,16 @@ def test_variant_shares_the_architectures_user_space():
     arches = archspec.load_all()
     assert arches["x86_64-debug"].debian_arch == "amd64"
     assert arches["arm64-debug"].debian_arch == "arm64"
+
+
+def test_variant_overrides_cmdline_keys_and_module_params(tmp_path):
+    write(tmp_path, "toy", GOOD.replace(
+        "  console: ttyAMA0\n", "  console: ttyAMA0\n  cmdline: mem=128M "
+        "quiet\n") + "variants:\n  debug:\n    cmdline: mem=384M kmemleak=on"
+        "\n    module_params:\n      nopfn_test: carve_phys=0x2\n")
+    d = archspec.load_all(tmp_path)["toy-debug"]
+    assert d.qemu.cmdline == "quiet mem=384M kmemleak=on"
+    assert archspec.merge_cmdline("mem=128M quiet", "!mem x=1") == "quiet x=1"
+    assert d.module_params == {"nopfn_test": "carve_phys=0x2"}
+    assert archspec.load_all(tmp_path)["toy"].module_params == {
+        "nopfn_test": "carve_phys=0x1"}
