@@ -114,6 +114,9 @@ def write(m: "Matrix", wall: float) -> None:
             json.dumps(rec, indent=1, sort_keys=True))
         summary["arches"][name] = {k: rec[k] for k in
                                    ("status", "guest_seconds", "counts")}
+        figures = headline_figures(rec)
+        if figures:
+            summary["arches"][name]["figures"] = figures
     guest = sum(a["guest_seconds"] for a in summary["arches"].values())
     summary["guest_seconds"] = round(guest, 3)
     summary["overhead_seconds"] = round(wall - guest, 3)
@@ -121,6 +124,45 @@ def write(m: "Matrix", wall: float) -> None:
     (m.results.path / "summary.json").write_text(
         json.dumps(summary, indent=1, sort_keys=True))
     m.summary = summary
+
+
+# (label, program, metric, format) of the figures the summary shows
+HEADLINE = [("stress", "mspec_stress", "stress.ops", "{:.0f} ops"),
+            ("in", "mspec_stress", "stress.seconds", "{:.1f} s"),
+            ("seed", "mspec_stress", "stress.seed", "{}"),
+            ("fuzz", "mmap_fuzz", "fuzz.ops", "{:.0f} ops"),
+            ("in", "mmap_fuzz", "fuzz.seconds", "{:.1f} s"),
+            ("seed", "mmap_fuzz", "fuzz.seed", "{}"),
+            ("nopfn/vmf dense", "fault_bench", "ratio.nopfn_vs_vmf.dense",
+             "{:.3f}"),
+            ("eager/lazy sparse", "fault_bench",
+             "ratio.eager_vs_lazy.sparse", "{:.1f}")]
+
+
+def headline_figures(rec: dict) -> dict[str, str]:
+    """The stress, fuzz and benchmark figures of one target, formatted,
+    keyed "program:metric" (absent ones left out)."""
+    out = {}
+    metrics = rec.get("metrics") or {}
+    seeds = {p: i.get("seed") for p, i in (rec.get("programs") or {}).items()}
+    for _, prog, metric, fmt in HEADLINE:
+        m = (metrics.get(prog) or {}).get(metric)
+        if m is None:
+            continue
+        value = m["value"]
+        if metric.endswith(".seed") and seeds.get(prog) is not None:
+            value = seeds[prog]     # the exact seed the harness gave it
+        out[f"{prog}:{metric}"] = fmt.format(value)
+    return out
+
+
+def figure_line(figures: dict[str, str]) -> str:
+    parts = []
+    for label, prog, metric, _ in HEADLINE:
+        v = figures.get(f"{prog}:{metric}")
+        if v is not None:
+            parts.append(f"{label} {v}")
+    return ", ".join(parts).replace(", in ", " in ")
 
 
 def summary_lines(m: "Matrix") -> list[str]:
@@ -135,6 +177,8 @@ def summary_lines(m: "Matrix") -> list[str]:
                    + (f", {c['flaky']} flaky" if c.get("flaky") else "") +
                    "; guest "
                    f"{a['guest_seconds']:.2f} s")
+        if a.get("figures"):
+            out.append(f"  {'':8} {figure_line(a['figures'])}")
     out.append(f"  wall {s['wall_seconds']:.2f} s, guests "
                f"{s['guest_seconds']:.2f} s, harness "
                f"{s['overhead_seconds']:.2f} s")

@@ -66,3 +66,20 @@ def test_results_dirs_do_not_collide(tmp_path, monkeypatch):
     b = results.ResultsDir.create(str(tmp_path / "explicit"))
     assert a.path != b.path and a.path.is_dir() and b.path.is_dir()
     assert (tmp_path / "latest").resolve() == a.path
+
+
+def test_headline_figures_keep_exact_seeds():
+    from matrix import results
+    rec = {"metrics": {
+        "mspec_stress": {"stress.ops": {"value": 1234, "unit": "ops"},
+                         "stress.seconds": {"value": 10.04, "unit": "s"},
+                         "stress.seed": {"value": 8.835576515471267e18,
+                                         "unit": ""}},
+        "fault_bench": {"ratio.nopfn_vs_vmf.dense": {"value": 1.0123,
+                                                     "unit": ""}}},
+        "programs": {"mspec_stress": {"seed": 8835576515471267191}}}
+    f = results.headline_figures(rec)
+    assert f["mspec_stress:stress.seed"] == "8835576515471267191"
+    line = results.figure_line(f)
+    assert line == ("stress 1234 ops in 10.0 s, seed 8835576515471267191, "
+                    "nopfn/vmf dense 1.012")
