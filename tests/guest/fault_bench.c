@@ -36,8 +36,9 @@
  *
  * Output: "# METRIC" lines (ns_per_page.PATH.PATTERN,
  * ns_per_mapping.PATH.untouched, ratio.PATH_vs_vmf.PATTERN[.min|.max],
- * ratio.eager_vs_lazy.PATTERN[.min|.max]), the raw samples as
- * diagnostics, and the bars of issue 6 as test cases.
+ * ratio.eager_vs_lazy.PATTERN[.min|.max], ratio.fault_vs_eager_page
+ * [.min|.max]), the raw samples as diagnostics, and the bars of issue 6
+ * as test cases. docs/benchmarks.md has the figures and what they mean.
  *
  * matrix-args: {scale}
  */
