@@ -1,11 +1,19 @@
 """Static HTML pages of a run, from the history (matrix/history.py).
 
-  <run>/index.html      the matrix: targets as columns, tests as rows,
-                        each cell linking to the test's log
-  <run>/<target>.html   one target across runs: its tests' history, and
-                        plots of kernel build time, boot time, guest time
-                        and every metric the programs printed
+  <run>/index.html      the matrix: the run's headline figures per target
+                        (fault_bench's two checked ratios, stress and fuzz
+                        ops and seeds), then targets as columns, tests as
+                        rows, each cell linking to the test's log
+  <run>/<target>.html   one target across runs: fault_bench's ratios
+                        plotted (median, min-max band, the bar it checks,
+                        the newest value), kernel build, boot and guest
+                        time, every other metric in a table (newest,
+                        previous, change, sparkline; seeds whole), and its
+                        tests' history
   <root>/index.html     the matrix page of the newest run, beside the runs
+
+Numbers have 3 significant digits with k, M, G, ... (times in the unit
+that suits them); counts and seeds are exact integers.
 
 Plain HTML and CSS with inline SVG; no script and nothing from the
 network. Every link is relative, so the folder opens from file:// and
@@ -17,14 +25,18 @@ tests, then other failures.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import html
+import math
 import os
 import pathlib
+import re
 import urllib.parse
 from typing import Optional
 
-from .history import ORDER, Classification, History, Run, Verdict
+from .history import (ORDER, Classification, History, Run, Verdict,
+                      is_seed)
 
 HISTORY_RUNS = 40          # columns of a target page, points of its plots
 
@@ -50,8 +62,21 @@ ul.verdicts { padding: 0; list-style: none; }
 ul.verdicts li { margin: 2px 0; padding: 2px 6px; font-family: monospace; }
 .meta { color: #616161; }
 .plots { display: flex; flex-wrap: wrap; gap: 12px; }
-figure.plot { margin: 0; border: 1px solid #e0e0e0; padding: 4px; }
-figure.plot figcaption { font-size: 12px; font-family: monospace; }
+figure.plot { margin: 0; border: 1px solid #e0e0e0; padding: 4px;
+  width: 380px; }
+figure.plot figcaption { font-size: 13px; min-height: 2.7em;
+  overflow-wrap: anywhere; }
+figure.plot figcaption code { font-size: 11px; color: #616161; }
+figure.plot svg { display: block; }
+.bar { color: #c62828; font-size: 12px; margin-left: 0.5em; }
+.bar.unchecked { color: #757575; }
+p.caption { max-width: 75em; color: #424242; font-size: 13px; }
+table.figures td, #metrics td { white-space: nowrap; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.stale { color: #9e9e9e; font-style: italic; }
+tr.seed td.num { font-family: monospace; }
+td.spark { padding: 0 4px; }
+td.spark svg { display: block; }
 """
 
 
@@ -217,6 +242,7 @@ def matrix_page(hist: History, cls: Classification,
             _compared(cls)]
     allv = [v for vs in per_target.values() for v in vs]
     body += _verdict_list(cls, allv, page_dir, with_target=True)
+    body += _figures_table(hist, run, list(targets), page_dir)
     head = ["<th>test</th>"]
     for t, row in targets.items():
         vs = per_target[t]
@@ -250,76 +276,550 @@ def matrix_page(hist: History, cls: Classification,
     return _page(f"nopfn matrix {run.key}", body)
 
 
-def svg_plot(title: str, unit: str, points: list[tuple[str, float]]) -> str:
-    """A small line plot of values over runs, oldest first."""
-    w, h, left, right, top, bottom = 300, 110, 48, 34, 8, 16
-    vals = [v for _, v in points]
+# ------------------------------------------------------------- numbers
+_SUFFIXES = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"),
+             (1e3, "k"))
+_TIME = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "ms": 1e-3, "s": 1.0}
+_TIME_NAMES = ((1.0, "s"), (1e-3, "ms"), (1e-6, "\u00b5s"), (1e-9, "ns"))
+EXACT = 2 ** 53         # above, a double's integer may be a rounded one
+
+
+def _g3(x: float) -> str:
+    s = f"{x:.3g}"
+    if "e" in s:
+        m, e = s.split("e")
+        s = f"{m}e{int(e)}"
+    return s
+
+
+def fmt(v: float) -> str:
+    """3 significant digits, with k, M, G, T, P, E above a thousand:
+    415e6 is 415M, 0.74161 is 0.742."""
+    if v != v or v in (math.inf, -math.inf):
+        return str(v)
+    if v == 0:
+        return "0"
+    r = float(f"{v:.3g}")           # rounded first: 999.7 is 1k
+    if abs(r) < 1e21:
+        for scale, suffix in _SUFFIXES:
+            if abs(r) >= scale:
+                return _g3(r / scale) + suffix
+    return _g3(r)
+
+
+def fmt_unit(v: float, unit: Optional[str]) -> str:
+    """fmt() and the unit; a time in the unit that suits it (3.1 ms, not
+    3.1M ns)."""
+    unit = unit or ""
+    if unit in _TIME and v != 0 and v == v:
+        sec = float(f"{v * _TIME[unit]:.3g}")
+        for scale, name in _TIME_NAMES:
+            if abs(sec) >= scale:
+                return f"{_g3(sec / scale)} {name}"
+        return f"{_g3(sec / 1e-9)} ns"
+    n = fmt(v)
+    return f"{n} {unit}" if unit else n
+
+
+def seed_text(value: float, exact: Optional[str]) -> str:
+    """A seed's digits; '≈' when only a double of it was kept."""
+    if exact is not None:
+        return exact
+    n = int(value)
+    return f"\u2248{n}" if abs(n) > EXACT else str(n)
+
+
+def metric_text(name: str, value: float, exact: Optional[str],
+                unit: Optional[str]) -> str:
+    """A metric as the table shows it: seeds and counts exactly, the rest
+    with fmt_unit()."""
+    if is_seed(name):
+        return seed_text(value, exact)
+    if (unit or "") not in _TIME:
+        if exact is None and value == value and abs(value) <= EXACT and \
+                float(value).is_integer():
+            exact = str(int(value))     # recorded before `exact`
+        if exact is not None:
+            return f"{exact} {unit}" if unit else exact
+    return fmt_unit(value, unit)
+
+
+def change_text(prev: float, now: float) -> str:
+    if prev == now:
+        return "="
+    if prev == 0:
+        return ("+" if now > 0 else "") + fmt(now)
+    pct = (now - prev) / abs(prev) * 100
+    return f"{'+' if pct > 0 else ''}{_g3(pct)}%"
+
+
+# --------------------------------------------------------------- plots
+@dataclasses.dataclass
+class Point:
+    i: int                      # the run's place on the axis, oldest 0
+    run: str                    # its key, for the tooltip
+    value: float
+    lo: Optional[float] = None  # the band: min and max
+    hi: Optional[float] = None
+
+
+@dataclasses.dataclass
+class Ref:
+    """A bar: one value (dashed), or one per run (dotted, `per_run`)."""
+    label: str
+    value: Optional[float] = None
+    per_run: list = dataclasses.field(default_factory=list)   # (i, value)
+    checked: bool = True        # grey where the program does not check it
+
+
+def _lin_ticks(lo: float, hi: float) -> list[float]:
+    raw = (hi - lo) / 4
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    first = math.ceil(lo / step)
+    return [k * step for k in range(first, int(math.floor(hi / step)) + 1)]
+
+
+def _log_ticks(lo: float, hi: float) -> list[float]:
+    e0, e1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+
+    def at(mults):
+        t = [float(f"{m * 10.0 ** e:.3g}") for e in range(e0, e1 + 1)
+             for m in mults]
+        return [v for v in t if lo <= v <= hi]
+    t = at((1, 2, 5))
+    if 3 <= len(t) <= 6:
+        return t
+    if len(t) > 6:
+        t = at((1,))
+        return t[::math.ceil(len(t) / 6)] if len(t) >= 2 else at((1, 2, 5))
+    fine = at((1, 1.5, 2, 3, 5, 7))
+    if 2 <= len(fine) <= 6:
+        return fine
+    return t if len(t) >= 2 else _lin_ticks(lo, hi)
+
+
+def _date(started: str) -> str:
+    """'2026-12-03T13:01:43' as '12-03 13:01'."""
+    s = str(started or "")
+    return s[5:16].replace("T", " ") if len(s) >= 16 else s
+
+
+def svg_plot(title: str, unit: str, points: list[Point], n: int,
+             dates: tuple[str, str] = ("", ""), refs: tuple = (),
+             log: bool = False, w: int = 380, h: int = 150) -> str:
+    """A line of values over the last n runs (oldest left), the band of
+    their min..max, the bars, and the newest value right of the plot."""
+    left, right, top, bottom = 46, 80, 10, 24
+    pw, ph = w - left - right, h - top - bottom
+    vals = [p.value for p in points]
+    vals += [v for p in points for v in (p.lo, p.hi) if v is not None]
+    for r in refs:
+        vals += ([r.value] if r.value is not None else [])
+        vals += [v for _, v in r.per_run]
+    log = log and min(vals) > 0
     lo, hi = min(vals), max(vals)
-    if hi == lo:
-        pad = abs(hi) * 0.1 or 1.0
-        lo, hi = lo - pad, hi + pad
-    n = len(points)
+    if log:
+        a, b = math.log10(lo), math.log10(hi)
+        if b - a < 0.2:
+            a, b = (a + b) / 2 - 0.1, (a + b) / 2 + 0.1
+        pad = (b - a) * 0.06
+        a, b = a - pad, b + pad
+        lo, hi = 10 ** a, 10 ** b
+
+        def y(v):
+            return top + (b - math.log10(v)) * ph / (b - a)
+        ticks = _log_ticks(lo, hi)
+    else:
+        pad = (hi - lo) * 0.06 if hi > lo else (abs(hi) * 0.1 or 1.0)
+        lo = max(lo - pad, 0.0) if lo >= 0 else lo - pad
+        hi += pad
+
+        def y(v):
+            return top + (hi - v) * ph / (hi - lo)
+        ticks = _lin_ticks(lo, hi)
 
     def x(i):
-        return left + ((w - left - right) * i / (n - 1) if n > 1
-                       else (w - left - right) / 2)
-
-    def y(v):
-        return top + (hi - v) * (h - top - bottom) / (hi - lo)
+        return left + (pw * i / (n - 1) if n > 1 else pw / 2)
 
     u = f" {unit}" if unit else ""
     parts = [f"<svg class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" "
              f"width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" "
-             f"role=\"img\" aria-label=\"{_e(title)}\">",
-             f"<rect x=\"{left}\" y=\"{top}\" width=\"{w - left - right}\" "
-             f"height=\"{h - top - bottom}\" fill=\"#fafafa\" "
-             "stroke=\"#e0e0e0\"/>",
-             f"<text x=\"{left - 4}\" y=\"{top + 8}\" font-size=\"10\" "
-             f"text-anchor=\"end\">{hi:.4g}</text>",
-             f"<text x=\"{left - 4}\" y=\"{h - bottom}\" font-size=\"10\" "
-             f"text-anchor=\"end\">{lo:.4g}</text>",
-             f"<text x=\"{left}\" y=\"{h - 3}\" font-size=\"10\">"
-             f"{n} run{'s' if n != 1 else ''}, newest right</text>"]
+             f"role=\"img\" aria-label=\"{_e(title)}\" font-size=\"10\" "
+             "font-family=\"sans-serif\">",
+             f"<rect x=\"{left}\" y=\"{top}\" width=\"{pw}\" height=\"{ph}\" "
+             "fill=\"#fafafa\" stroke=\"#bdbdbd\"/>"]
+    for t in ticks:
+        ty = y(t)
+        parts.append(f"<line class=\"grid\" x1=\"{left}\" "
+                     f"x2=\"{left + pw}\" y1=\"{ty:.1f}\" y2=\"{ty:.1f}\" "
+                     "stroke=\"#e0e0e0\"/><text class=\"tick\" "
+                     f"x=\"{left - 4}\" y=\"{ty + 3.5:.1f}\" "
+                     f"text-anchor=\"end\" fill=\"#616161\">{fmt(t)}</text>")
+    band = [p for p in points if p.lo is not None and p.hi is not None]
+    if len(band) > 1:
+        edge = [(x(p.i), y(p.hi)) for p in band] + \
+            [(x(p.i), y(p.lo)) for p in reversed(band)]
+        parts.append("<polygon class=\"band\" points=\"" +
+                     " ".join(f"{a:.1f},{b:.1f}" for a, b in edge) +
+                     "\" fill=\"#90caf9\" fill-opacity=\"0.6\"/>")
+    elif band:
+        p = band[0]
+        parts.append(f"<rect class=\"band\" x=\"{x(p.i) - 5:.1f}\" "
+                     f"y=\"{y(p.hi):.1f}\" width=\"10\" "
+                     f"height=\"{max(y(p.lo) - y(p.hi), 1):.1f}\" "
+                     "fill=\"#90caf9\" fill-opacity=\"0.6\"/>")
+    halo = "paint-order=\"stroke\" stroke=\"#ffffff\" stroke-width=\"3\""
+    labels = []             # drawn over the line, the points
+
+    def beside(ry: float, line_y: float) -> float:
+        """A label's baseline by a bar at ry: on the side away from the
+        line at line_y, where there is room."""
+        above, below = ry - 4, ry + 12
+        if above - 10 < top:
+            return below
+        if below > top + ph:
+            return above
+        return above if line_y >= ry else below
+
+    for r in refs:
+        colour = "#c62828" if r.checked else "#757575"
+        if r.value is not None:
+            ry = y(r.value)
+            ly = beside(ry, y(points[0].value))
+            parts.append(f"<line class=\"ref\" x1=\"{left}\" "
+                         f"x2=\"{left + pw}\" y1=\"{ry:.1f}\" "
+                         f"y2=\"{ry:.1f}\" stroke=\"{colour}\" "
+                         "stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>")
+            labels.append(f"<text class=\"ref-label\" x=\"{left + 4}\" "
+                          f"y=\"{ly:.1f}\" fill=\"{colour}\" {halo}>"
+                          f"{_e(r.label)}</text>")
+        if r.per_run:
+            pts = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in r.per_run)
+            i, v = r.per_run[-1]
+            ly = beside(y(v), y(points[-1].value))
+            parts.append(f"<polyline class=\"ref checked\" points=\"{pts}\" "
+                         f"fill=\"none\" stroke=\"{colour}\" "
+                         "stroke-width=\"1.5\" stroke-dasharray=\"1.5 3\"/>")
+            labels.append(f"<text class=\"ref-label\" "
+                          f"x=\"{left + pw - 4}\" y=\"{ly:.1f}\" "
+                          f"text-anchor=\"end\" fill=\"{colour}\" {halo}>"
+                          f"{_e(r.label)}</text>")
+    if len(points) > 1:
+        pts = " ".join(f"{x(p.i):.1f},{y(p.value):.1f}" for p in points)
+        parts.append(f"<polyline class=\"median\" points=\"{pts}\" "
+                     "fill=\"none\" stroke=\"#1565c0\" stroke-width=\"1.8\"/>")
+    for p in points:
+        spread = (f" (min {fmt(p.lo)}, max {fmt(p.hi)})"
+                  if p.lo is not None and p.hi is not None else "")
+        parts.append(f"<circle cx=\"{x(p.i):.1f}\" cy=\"{y(p.value):.1f}\" "
+                     f"r=\"2.5\" fill=\"#1565c0\"><title>{_e(p.run)}: "
+                     f"{_e(fmt(p.value))}{_e(u)}{_e(spread)}</title>"
+                     "</circle>")
+    parts += labels
+    last = points[-1]
+    ly = min(max(y(last.value) + 4, top + 10), top + ph)
+    parts.append(f"<text class=\"latest\" x=\"{left + pw + 6}\" "
+                 f"y=\"{ly:.1f}\" font-size=\"12\" font-weight=\"bold\" "
+                 f"fill=\"#0d47a1\">{_e(fmt(last.value) + u)}</text>")
+    if last.lo is not None and last.hi is not None:
+        sy = ly + 13 if ly + 13 <= h - 4 else ly - 15
+        parts.append(f"<text class=\"latest-spread\" x=\"{left + pw + 6}\" "
+                     f"y=\"{sy:.1f}\" fill=\"#616161\">"
+                     f"{_e(fmt(last.lo))}\u2013{_e(fmt(last.hi))}</text>")
+    runs = f"{n} run{'s' if n != 1 else ''}"
     if n > 1:
-        pts = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(vals))
-        parts.append(f"<polyline points=\"{pts}\" fill=\"none\" "
-                     "stroke=\"#1565c0\" stroke-width=\"1.5\"/>")
-    for i, (label, v) in enumerate(points):
-        parts.append(f"<circle cx=\"{x(i):.1f}\" cy=\"{y(v):.1f}\" r=\"2.5\" "
-                     f"fill=\"#1565c0\"><title>{_e(label)}: {v:.4g}{_e(u)}"
-                     "</title></circle>")
-    parts.append(f"<text x=\"{w - right + 3}\" y=\"{y(vals[-1]) + 3:.1f}\" "
-                 f"font-size=\"10\">{vals[-1]:.3g}</text></svg>")
+        parts.append(f"<text class=\"axis\" x=\"{left}\" y=\"{h - 7}\" "
+                     f"fill=\"#616161\">{_e(dates[0])}</text>"
+                     f"<text class=\"axis\" x=\"{left + pw / 2:.1f}\" "
+                     f"y=\"{h - 7}\" text-anchor=\"middle\" fill=\"#616161\">"
+                     f"{runs}</text>"
+                     f"<text class=\"axis\" x=\"{left + pw}\" y=\"{h - 7}\" "
+                     f"text-anchor=\"end\" fill=\"#616161\">"
+                     f"{_e(dates[1])}</text>")
+    else:
+        parts.append(f"<text class=\"axis\" x=\"{left + pw / 2:.1f}\" "
+                     f"y=\"{h - 7}\" text-anchor=\"middle\" fill=\"#616161\">"
+                     f"{runs}, {_e(dates[1])}</text>")
+    parts.append("</svg>")
     return "".join(parts)
 
 
-def _plots(hist: History, target: str, runs: list[Run]) -> list[str]:
-    """(caption, svg) for the target's figures, oldest run first."""
-    old_first = list(reversed(runs))
-    ids = [r.id for r in old_first]
-    key = {r.id: r.key for r in old_first}
-    rows = hist.target_rows(ids, target)
-    series: list[tuple[str, str, list[tuple[str, float]]]] = []
-    for col, caption in (("build_seconds", "kernel build"),
-                         ("boot_seconds", "boot"),
-                         ("guest_seconds", "guest time")):
-        pts = [(key[i], rows[i][col]) for i in ids
-               if i in rows and rows[i][col] is not None]
-        if pts:
-            series.append((caption, "s", pts))
-    metrics: dict[tuple[str, str], list] = {}
-    units: dict[tuple[str, str], str] = {}
-    for m in hist.metrics_of(ids, target):
-        k = (m["program"], m["name"])
-        metrics.setdefault(k, []).append((key[m["run_id"]], m["value"]))
-        units[k] = m["unit"] or ""
-    for k in sorted(metrics):
-        series.append((f"{k[0]}: {k[1]}", units[k], metrics[k]))
-    out = []
-    for caption, unit, pts in series:
-        u = f" ({unit})" if unit else ""
-        out.append(f"<figure class=\"plot\"><figcaption>{_e(caption)}{_e(u)}"
-                   f"</figcaption>{svg_plot(caption, unit, pts)}</figure>")
+def sparkline(points: list[tuple[int, float]], n: int, title: str) -> str:
+    """A line of a metric over the last n runs, as wide as a word."""
+    w, h, m = 100, 18, 3
+    vals = [v for _, v in points]
+    lo, hi = min(vals), max(vals)
+
+    def x(i):
+        return m + ((w - 2 * m) * i / (n - 1) if n > 1 else (w - 2 * m) / 2)
+
+    def y(v):
+        return h / 2 if hi == lo else m + (hi - v) * (h - 2 * m) / (hi - lo)
+
+    out = [f"<svg class=\"spark\" xmlns=\"http://www.w3.org/2000/svg\" "
+           f"width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" "
+           f"role=\"img\" aria-label=\"{_e(title)}\"><title>{_e(title)}"
+           "</title>"]
+    if len(points) > 1:
+        out.append("<polyline points=\"" + " ".join(
+            f"{x(i):.1f},{y(v):.1f}" for i, v in points) + "\" fill=\"none\""
+            " stroke=\"#1565c0\" stroke-width=\"1.2\"/>")
+    i, v = points[-1]
+    out.append(f"<circle cx=\"{x(i):.1f}\" cy=\"{y(v):.1f}\" r=\"2\" "
+               "fill=\"#1565c0\"/></svg>")
+    return "".join(out)
+
+
+# ------------------------------------------------- fault_bench's ratios
+# The bars fault_bench checks (tests/guest/fault_bench.c; the unit tests
+# hold these to its #defines and to the tests that check them).
+BAR_NOPFN_VS_VMF = 1.05     # nopfn/vmf, the median at most: dense, dense_read
+BAR_SPARSE_FACTOR = 2.0     # eager/nopfn sparse at least mapped/touched / it
+SPARSE_STEP = 64            # sparse: one page touched in this many mapped
+BAR_EAGER_VS_LAZY = SPARSE_STEP / BAR_SPARSE_FACTOR
+BENCH = "fault_bench"
+PREMIUM = "ratio.fault_vs_eager_page"
+BARS = {"ratio.nopfn_vs_vmf.dense": ("\u2264", BAR_NOPFN_VS_VMF),
+        "ratio.nopfn_vs_vmf.dense_read": ("\u2264", BAR_NOPFN_VS_VMF),
+        "ratio.eager_vs_lazy.sparse": ("\u2265", BAR_EAGER_VS_LAZY)}
+RATIO_ORDER = ["ratio.nopfn_vs_vmf.dense", "ratio.nopfn_vs_vmf.dense_read",
+               "ratio.eager_vs_lazy.sparse", "ratio.nopfn_vs_vmf.sparse",
+               "ratio.eager_vs_lazy.dense", PREMIUM,
+               "ratio.eager_vs_vmf.dense", "ratio.eager_vs_vmf.sparse",
+               "ratio.anon_vs_vmf.dense", "ratio.anon_vs_vmf.sparse"]
+
+RATIO_CAPTION = (
+    "Each figure is one path's cost over another's for the same pattern, "
+    "taken within a round of the same boot: the median of the rounds "
+    "(line, points) and their min\u2013max (band), log scale. Paths: "
+    "<b>nopfn</b> <code>-&gt;nopfn()</code> (/dev/mspec_cached), "
+    "<b>vmf</b> the same work per page from <code>-&gt;fault()</code> with "
+    "<code>vmf_insert_pfn()</code>, <b>eager</b> every page mapped with "
+    "<code>remap_pfn_range()</code> at <code>mmap()</code>, <b>anon</b> "
+    "anonymous memory. Patterns: <b>dense</b> a write to each of 64 pages "
+    "(<b>dense_read</b> a read), <b>sparse</b> a write to one page in 64 "
+    "of 16 MiB. Dashed: the bar fault_bench checks (nopfn/vmf dense and "
+    "dense_read at most 1.05; eager/nopfn sparse at least 64/2 = 32, which "
+    "it checks divided by the fault premium measured in the same round: "
+    "dotted); grey where it does not check it (debug kernels). The guests "
+    "run under QEMU TCG, which makes absolute times meaningless: only "
+    "ratios are plotted.")
+
+
+def ratio_title(name: str) -> str:
+    """'ratio.nopfn_vs_vmf.dense_read' as 'nopfn / vmf, dense_read'."""
+    if name == PREMIUM:
+        return "fault premium: a nopfn dense fault / an eager page"
+    m = re.fullmatch(r"ratio\.(\w+?)_vs_(\w+?)\.(\w+)", name)
+    if not m:
+        return name[len("ratio."):]
+    a, b, pattern = m.groups()
+    return f"{a} / {'nopfn' if b == 'lazy' else b}, {pattern}"
+
+
+def _finite(v) -> bool:
+    return v is not None and math.isfinite(v)
+
+
+def is_bench_ratio(program: str, name: str) -> bool:
+    return program == BENCH and name.startswith("ratio.") and \
+        not name.endswith((".min", ".max"))
+
+
+class _Figures:
+    """A target's figures over its last runs, oldest first."""
+
+    def __init__(self, hist: History, target: str, runs: list[Run]):
+        old_first = list(reversed(runs))
+        self.ids = [r.id for r in old_first]
+        self.pos = {r.id: i for i, r in enumerate(old_first)}
+        self.key = {r.id: r.key for r in old_first}
+        self.n = len(old_first)
+        self.dates = (_date(old_first[0].started), _date(
+            old_first[-1].started)) if old_first else ("", "")
+        self.current = runs[0].id if runs else None
+        self.rows = hist.target_rows(self.ids, target)
+        self.metrics: dict[tuple[str, str], dict[int, object]] = {}
+        for m in hist.metrics_of(self.ids, target):
+            self.metrics.setdefault((m["program"], m["name"]), {})[
+                m["run_id"]] = m
+
+    def _points(self, by_run: dict, band: str = "") -> list[Point]:
+        lo = self.metrics.get((BENCH, band + ".min"), {}) if band else {}
+        hi = self.metrics.get((BENCH, band + ".max"), {}) if band else {}
+        out = []
+        for rid in self.ids:
+            if rid in by_run and _finite(by_run[rid]["value"]):
+                a, b = lo.get(rid), hi.get(rid)
+                a = a if a is not None and _finite(a["value"]) else None
+                b = b if b is not None and _finite(b["value"]) else None
+                out.append(Point(self.pos[rid], self.key[rid],
+                                 by_run[rid]["value"],
+                                 a["value"] if a is not None else None,
+                                 b["value"] if b is not None else None))
+        return out
+
+    def ratio_names(self) -> list[str]:
+        names = [n for p, n in self.metrics if is_bench_ratio(p, n)]
+        known = [n for n in RATIO_ORDER if n in names]
+        return known + sorted(set(names) - set(known))
+
+    def ratios(self, checked: bool) -> list[str]:
+        out = []
+        for name in self.ratio_names():
+            points = self._points(self.metrics[(BENCH, name)], name)
+            if not points:
+                continue
+            refs = []
+            if name in BARS:
+                how, bar = BARS[name]
+                refs.append(Ref(f"bar {how} {fmt(bar)}", bar,
+                                checked=checked))
+            if name == "ratio.eager_vs_lazy.sparse":
+                prem = self.metrics.get((BENCH, PREMIUM), {})
+                per = [(self.pos[rid], BAR_EAGER_VS_LAZY / prem[rid]["value"])
+                       for rid in self.ids if rid in prem and
+                       _finite(prem[rid]["value"]) and prem[rid]["value"] > 0]
+                if per:
+                    refs.append(Ref(f"checked \u2248 {fmt(BAR_EAGER_VS_LAZY)}"
+                                    " \u00f7 premium", per_run=per,
+                                    checked=checked))
+            bar = ""
+            if name in BARS:
+                bar = (" <span class=\"bar\">" if checked else
+                       " <span class=\"bar unchecked\">")
+                bar += (f"bar {BARS[name][0]} {fmt(BARS[name][1])}"
+                        f"{'' if checked else ', not checked here'}</span>")
+            out.append(
+                f"<figure class=\"plot ratio\" data-metric=\"{_e(name)}\">"
+                f"<figcaption><b>{_e(ratio_title(name))}</b>{bar}<br>"
+                f"<code>{_e(name)}</code></figcaption>" +
+                svg_plot(ratio_title(name), "", points, self.n, self.dates,
+                         tuple(refs), log=True) + "</figure>")
+        return out
+
+    def harness(self) -> list[str]:
+        out = []
+        for col, caption in (("build_seconds", "kernel build"),
+                             ("boot_seconds", "boot"),
+                             ("guest_seconds", "guest time")):
+            points = [Point(self.pos[i], self.key[i], self.rows[i][col])
+                      for i in self.ids
+                      if i in self.rows and _finite(self.rows[i][col])]
+            if points:
+                out.append(f"<figure class=\"plot harness\" data-metric=\""
+                           f"{col}\"><figcaption><b>{caption}</b> (s)"
+                           "</figcaption>" + svg_plot(caption, "s", points,
+                                                      self.n, self.dates) +
+                           "</figure>")
+        return out
+
+    def table(self) -> list[str]:
+        """Every metric that is not a ratio plot: latest, previous,
+        change, history."""
+        used = set()
+        for p, n in self.metrics:
+            if is_bench_ratio(p, n):
+                used |= {(p, n), (p, n + ".min"), (p, n + ".max")}
+        rows = sorted((k for k in self.metrics if k not in used),
+                      key=lambda k: (k[0], not is_seed(k[1]), k[1]))
+        out = []
+        for prog, name in rows:
+            by_run = self.metrics[(prog, name)]
+            have = [rid for rid in self.ids if rid in by_run]
+            if not have:
+                continue
+            last = by_run[have[-1]]
+            prev = by_run[have[-2]] if len(have) > 1 else None
+            seed = is_seed(name)
+
+            def text(m):
+                return metric_text(name, m["value"], m["exact"], m["unit"])
+            stale = have[-1] != self.current
+            cls = " stale" if stale else ""
+            cells = [f"<td class=\"prog\">{_e(prog)}</td>",
+                     f"<td class=\"name\"><code>{_e(name)}</code></td>",
+                     f"<td class=\"num latest{cls}\" title=\""
+                     f"{_e(self.key[have[-1]])}\">{_e(text(last))}</td>"]
+            if prev is None:
+                cells.append("<td class=\"num prev\"></td>"
+                             "<td class=\"num change\"></td>")
+            else:
+                cells.append(f"<td class=\"num prev\" title=\""
+                             f"{_e(self.key[have[-2]])}\">"
+                             f"{_e(text(prev))}</td>")
+                change = "" if seed else change_text(prev["value"],
+                                                     last["value"])
+                cells.append(f"<td class=\"num change\">{_e(change)}</td>")
+            pts = [] if seed else [(self.pos[r], by_run[r]["value"])
+                                   for r in have
+                                   if _finite(by_run[r]["value"])]
+            if not pts:
+                cells.append("<td class=\"spark\"></td>")
+            else:
+                vals = [v for _, v in pts]
+                u = last["unit"] or ""
+                title = (f"{len(pts)} run{'s' if len(pts) != 1 else ''}: "
+                         f"{fmt_unit(min(vals), u)} .. "
+                         f"{fmt_unit(max(vals), u)}")
+                cells.append("<td class=\"spark\">" +
+                             sparkline(pts, self.n, title) + "</td>")
+            out.append(f"<tr class=\"{'seed' if seed else 'metric'}\" "
+                       f"data-metric=\"{_e(prog)}:{_e(name)}\">" +
+                       "".join(cells) + "</tr>")
+        return out
+
+
+# The matrix page's figures of the run: (heading, program, metric).
+SUMMARY = (("nopfn / vmf dense", BENCH, "ratio.nopfn_vs_vmf.dense"),
+           ("eager / nopfn sparse", BENCH, "ratio.eager_vs_lazy.sparse"),
+           ("stress ops", "mspec_stress", "stress.ops"),
+           ("fuzz ops", "mmap_fuzz", "fuzz.ops"),
+           ("fuzz seed", "mmap_fuzz", "fuzz.seed"),
+           ("stress seed", "mspec_stress", "stress.seed"))
+
+
+def _figures_table(hist: History, run: Run, targets: list[str],
+                   page_dir: pathlib.Path) -> list[str]:
+    """Per target, this run's headline figures, linking to its page;
+    nothing when no target printed any."""
+    have = {t: {(m["program"], m["name"]): m
+                for m in hist.metrics_of([run.id], t)} for t in targets}
+    if not any((p, n) in have[t] for t in targets for _, p, n in SUMMARY):
+        return []
+    head = ["<th>target</th>"]
+    for title, _, name in SUMMARY:
+        bar = (f"<br><span class=\"bar\">bar {BARS[name][0]} "
+               f"{fmt(BARS[name][1])}</span>" if name in BARS else "")
+        head.append(f"<th>{_e(title)}{bar}</th>")
+    out = ["<section id=\"figures\"><h2>Figures</h2>"
+           "<table id=\"figures-table\" class=\"figures\"><thead><tr>" +
+           "".join(head) + "</tr></thead><tbody>"]
+    for t in targets:
+        link = href(run.results_path, f"{t}.html", page_dir)
+        name = f"<a href=\"{link}\">{_e(t)}</a>" if link else _e(t)
+        cells = [f"<th class=\"test\">{name}</th>"]
+        for _, prog, metric in SUMMARY:
+            m = have[t].get((prog, metric))
+            if m is None or m["value"] is None:
+                cells.append("<td class=\"num\"></td>")
+                continue
+            text = _e(metric_text(metric, m["value"], m["exact"],
+                                  m["unit"]))
+            if is_bench_ratio(prog, metric):
+                text = _e(fmt(m["value"]))
+                lo = have[t].get((prog, metric + ".min"))
+                hi = have[t].get((prog, metric + ".max"))
+                if lo is not None and hi is not None:
+                    text += (f" <span class=\"meta\">{_e(fmt(lo['value']))}"
+                             f"\u2013{_e(fmt(hi['value']))}</span>")
+            cls = "num seed" if is_seed(metric) else "num"
+            cells.append(f"<td class=\"{cls}\" data-metric=\"{_e(metric)}\">"
+                         f"{text}</td>")
+        out.append(f"<tr data-target=\"{_e(t)}\">" + "".join(cells) +
+                   "</tr>")
+    out.append("</tbody></table></section>")
     return out
 
 
@@ -339,9 +839,33 @@ def target_page(hist: History, cls: Classification, target: str,
                     f"{_e(row['kernel_release'] or '?')}, config "
                     f"{_e(row['config_sha'] or '?')}{variant}</p>")
     body += _verdict_list(cls, vs, page_dir, with_target=False)
-    plots = _plots(hist, target, runs)
-    body.append("<h2>Figures across runs</h2><div class=\"plots\" "
-                "id=\"plots\">" + "".join(plots) + "</div>")
+    figs = _Figures(hist, target, runs)
+    # fault_bench skips its bars on a debug kernel
+    checked = row is None or "debug" not in (row["variant"] or "")
+    ratios = figs.ratios(checked)
+    if ratios:
+        body.append("<section id=\"ratios\"><h2>Fault benchmark: cost per "
+                    "page relative to the <code>vmf_insert_pfn()</code> "
+                    f"path</h2><p class=\"caption\">{RATIO_CAPTION}</p>"
+                    "<div class=\"plots\">" + "".join(ratios) +
+                    "</div></section>")
+    harness = figs.harness()
+    if harness:
+        body.append("<section id=\"harness\"><h2>Kernel build, boot and "
+                    "guest time</h2><div class=\"plots\" id=\"plots\">" +
+                    "".join(harness) + "</div></section>")
+    table = figs.table()
+    if table:
+        body.append("<section id=\"other\"><h2>Other figures</h2>"
+                    "<p class=\"caption\">Every other <code># METRIC</code> "
+                    "the programs printed: the newest value (grey: not "
+                    "printed in this run), the one before it, the change, "
+                    "and the last runs (oldest left). Seeds are given "
+                    "whole, to rerun with.</p><table id=\"metrics\">"
+                    "<thead><tr><th>program</th><th>metric</th>"
+                    "<th>latest</th><th>previous</th><th>change</th>"
+                    f"<th>last {figs.n} runs</th></tr></thead><tbody>" +
+                    "".join(table) + "</tbody></table></section>")
     older = runs[1:] if runs and runs[0].id == run.id else runs
     res = hist.results_of([r.id for r in older], target)
     head = ["<th>test</th>", f"<th>{_e(run.key)}<br>(this run)</th>"]
@@ -401,6 +925,35 @@ def _write_pages(hist: History, cls: Classification,
     return pages
 
 
+def bench_metrics(i: int) -> tuple[dict, dict]:
+    """Run i's metrics and programs, as many as fault_bench, mspec_stress
+    and mmap_fuzz print: 10 ratios with their spread, 13 times, 20
+    counts and rates, two seeds."""
+    seeds = {"mspec_stress": 2221493935565901272 + i,
+             "mmap_fuzz": 2194960933338486915 + i}
+    fb = {}
+    for k, name in enumerate(RATIO_ORDER):
+        v = 0.5 + (i + k) % 7 / 4
+        fb[name] = {"value": v, "unit": ""}
+        fb[name + ".min"] = {"value": v / 2, "unit": ""}
+        fb[name + ".max"] = {"value": v * 2, "unit": ""}
+    for k in range(13):
+        fb[f"ns_per_page.p{k}"] = {"value": 1e5 + 997.5 * ((i * k) % 13),
+                                   "unit": "ns"}
+    stress = {f"stress.op.o{k}": {"value": 100 + (i * k) % 50,
+                                  "unit": "ops"} for k in range(16)}
+    stress.update({"stress.ops": {"value": 1600 + i % 50, "unit": "ops"},
+                   "stress.seconds": {"value": 10.5, "unit": "s"}})
+    fuzz = {"fuzz.ops": {"value": 300 + i % 9, "unit": "ops"},
+            "fuzz.ops_per_s": {"value": 27.9, "unit": "ops/s"}}
+    # seeds as matrix/ktap.py passes them on: through a double
+    stress["stress.seed"] = {"value": int(float(seeds["mspec_stress"])),
+                             "unit": ""}
+    fuzz["fuzz.seed"] = {"value": int(float(seeds["mmap_fuzz"])), "unit": ""}
+    return ({BENCH: fb, "mspec_stress": stress, "mmap_fuzz": fuzz},
+            {p: {"seed": s} for p, s in seeds.items()})
+
+
 def bench(runs: int = 500, targets: int = 6, tests: int = 150) -> str:
     """Time what a run adds on top of a long history: record the run,
     classify it, write its pages (synthetic records, in a temp folder)."""
@@ -410,6 +963,7 @@ def bench(runs: int = 500, targets: int = 6, tests: int = 150) -> str:
              "ia64", "t6", "t7"][:targets]
 
     def recs(i: int) -> dict:
+        metrics, programs = bench_metrics(i)
         return {t: {"arch": t, "status": "passed",
                     "kernel": {"build_seconds": 300.0},
                     "boot_seconds": [1.0], "guest_seconds": 30.0,
@@ -418,8 +972,7 @@ def bench(runs: int = 500, targets: int = 6, tests: int = 150) -> str:
                         else "passed", "duration": 0.1,
                         "log": f"{t}/boot1/p{j // 10}.ktap"}
                         for j in range(tests)},
-                    "metrics": {"bench": {f"ratio.m{k}": {
-                        "value": 1 + i % 7, "unit": "x"} for k in range(8)}}}
+                    "metrics": metrics, "programs": programs}
                 for t in names}
     with tempfile.TemporaryDirectory() as tmp:
         root = pathlib.Path(tmp)

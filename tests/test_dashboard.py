@@ -8,7 +8,10 @@ results folder is then moved elsewhere, and the pages are opened from
 there with file:// and checked on screen: the regression rows first and
 drawn red, the flaky one amber, passes green, every link pointing at a
 file that exists (the regression's log link, followed, shows the
-failure), and the plots drawn.
+failure), and the figures drawn: fault_bench's ratios each with its
+min-max band, its bar and its newest value, the harness's times, the
+other metrics in a table with the seed whole (as the harness gave it,
+not as a double), and no label or cell spilling out of its box.
 """
 import pathlib
 import re
@@ -18,7 +21,7 @@ import types
 import pytest
 
 from headless import Browser, file_url, url_path
-from matrix import archspec, results
+from matrix import archspec, ktap, results
 from matrix.plugin import ArchState
 
 ITEMS = ["test_boot[{t}]", "test_case[{t}-prog-works]",
@@ -27,6 +30,25 @@ ITEMS = ["test_boot[{t}]", "test_case[{t}-prog-works]",
 REGRESSIONS = ["test_case[prog-breaks]", "test_program[prog]"]
 FLAKY = "test_case[prog-wobbles]"
 METRIC = "ratio.nopfn_vs_vmf.dense"
+SEED = 2194960933338486915      # no double is this: 2194960933338487040
+
+
+def program_output(broken: bool) -> list[str]:
+    """What fault_bench and mmap_fuzz print, in the harness's format."""
+    r = 2.5 if broken else 2.0
+    return [f"# METRIC {METRIC} {r:.4f}", f"# METRIC {METRIC}.min 0.9000",
+            f"# METRIC {METRIC}.max {2 * r:.4f}",
+            "# METRIC ratio.eager_vs_lazy.sparse 12.5000",
+            "# METRIC ratio.eager_vs_lazy.sparse.min 7.2000",
+            "# METRIC ratio.eager_vs_lazy.sparse.max 45.2463",
+            "# METRIC ratio.fault_vs_eager_page 1.8411",
+            "# METRIC ratio.fault_vs_eager_page.min 1.0000",
+            "# METRIC ratio.fault_vs_eager_page.max 28.1581",
+            # the label the old plots cut to "415e+06"
+            "# METRIC ns_per_mapping.nopfn.untouched 415123456.7338 ns",
+            f"# METRIC ns_per_page.nopfn.dense {142153.5983 * r:.4f} ns",
+            f"# METRIC fuzz.seed {SEED}", "# METRIC fuzz.ops 300 ops",
+            "# METRIC fuzz.seconds 10.756 s"]
 
 
 def one_run(root: pathlib.Path, name: str, broken: bool) -> dict:
@@ -68,8 +90,13 @@ def one_run(root: pathlib.Path, name: str, broken: bool) -> dict:
                                       "prog.rerun.ktap")
             st.tests["test_case[x86_64-prog-wobbles]"].update(
                 status="flaky", rerun_log="x86_64/boot1/prog.rerun.ktap")
-        st.metrics = {"bench": {METRIC: {"value": 2.5 if broken else 2.0,
-                                         "unit": "x"}}}
+        figures = ktap.metrics(program_output(broken))
+        st.metrics = {"fault_bench": {k: v for k, v in figures.items()
+                                      if not k.startswith("fuzz.")},
+                      "mmap_fuzz": {k: v for k, v in figures.items()
+                                    if k.startswith("fuzz.")}}
+        st.programs = {"mmap_fuzz": {"args": f"--seed {SEED}",
+                                     "seed": SEED}}
         state[t] = st
     m = types.SimpleNamespace(state=state, config=None,
                               results=results.ResultsDir(d))
@@ -187,6 +214,21 @@ def test_matrix_page(pages):
     assert all(t.startswith("x86_64") for t in listed)
     links = check_links(b, pages.root)
     assert any(a["raw"] == "x86_64.html" for a in links)
+    # this run's headline figures per target, above the tests
+    figs = b.eval(FIGURES_JS)
+    assert [f["target"] for f in figs] == ["x86_64", "arm64"]
+    for f in figs:
+        assert f["href"].endswith(f"/20260102-000000-2/{f['target']}.html")
+        assert f["cells"] == ["2.5 0.9\u20135", "12.5 7.2\u201345.2", "",
+                              "300 ops", str(SEED), ""], f
+    heads = b.eval("[...document.querySelectorAll('#figures-table th')]"
+                   ".map(th => th.innerText.replace(/\\n/g, ' '))")
+    assert heads[:3] == ["target", "nopfn / vmf dense bar \u2264 1.05",
+                         "eager / nopfn sparse bar \u2265 32"], heads
+    assert "fuzz seed" in heads
+    assert pos[-1] > b.eval("document.getElementById('figures')"
+                            ".getBoundingClientRect().top")
+    assert not b.eval(OVERFLOW_JS), b.eval(OVERFLOW_JS)
     # following the regression's log shows the failure
     breaks = next(r for r in rows if r["test"] == "test_case[prog-breaks]")
     b.open(breaks["cells"][0]["href"])
@@ -203,26 +245,140 @@ def test_target_page(pages):
         assert is_green(rgb(r["cells"][1]["bg"]))
         assert "20260101-000000-1" in r["cells"][1]["href"]
     check_links(b, pages.root)
-    plots = b.eval("""[...document.querySelectorAll('figure.plot')].map(f => {
-      const s = f.querySelector('svg'), r = s.getBoundingClientRect();
-      return {caption: f.querySelector('figcaption').innerText,
-              x: r.left, y: r.top, w: r.width, h: r.height,
-              points: s.querySelectorAll('circle').length,
-              line: s.querySelector('polyline') !== null}; })""")
-    captions = [p["caption"] for p in plots]
-    assert any(c.startswith("kernel build") for c in captions), captions
-    assert any(c.startswith("boot") for c in captions), captions
-    assert any(METRIC in c for c in captions), captions
+    assert not b.eval(OVERFLOW_JS), b.eval(OVERFLOW_JS)
+    plots = b.eval(PLOTS_JS)
+    metrics = [p["metric"] for p in plots]
+    # the ratios first, those with a bar first; then the harness's times
+    assert metrics == [METRIC, "ratio.eager_vs_lazy.sparse",
+                       "ratio.fault_vs_eager_page", "build_seconds",
+                       "boot_seconds", "guest_seconds"], metrics
+    assert plots[0]["caption"].startswith("nopfn / vmf, dense"), plots[0]
+    assert "bar \u2264 1.05" in plots[0]["caption"]
+    assert plots[1]["caption"].startswith("eager / nopfn, sparse")
+    assert b.eval("document.querySelector('#ratios').getBoundingClientRect()"
+                  ".top < document.querySelector('#harness')"
+                  ".getBoundingClientRect().top")
+    caption = b.eval("document.querySelector('#ratios p.caption')"
+                     ".innerText")
+    assert "TCG" in caption and "only ratios" in caption
     shot = b.screenshot()
+
+    def pixels(box, test):
+        crop = shot.crop((int(box["x"]), int(box["y"]),
+                          int(box["x"] + box["w"]) + 1,
+                          int(box["y"] + box["h"]) + 1))
+        return sum(1 for px in crop.getdata() if test(px))
+
     for p in plots:
-        assert p["w"] > 100 and p["h"] > 50 and p["points"] == 2 \
+        assert p["w"] > 300 and p["h"] > 100 and p["points"] == 2 \
             and p["line"], p
         # the line is drawn: the plot's blue among its pixels
-        box = shot.crop((int(p["x"]), int(p["y"]), int(p["x"] + p["w"]),
-                         int(p["y"] + p["h"])))
-        blue = sum(1 for px in box.getdata()
-                   if px[2] > 150 and px[0] < 80 and px[1] < 140)
-        assert blue > 20, (p["caption"], blue)
+        blue = pixels(p, lambda px: px[2] > 150 and px[0] < 80
+                      and px[1] < 140)
+        assert blue > 20, (p["metric"], blue)
+        # the newest value, right of the plot area
+        assert p["latest"]["x"] >= p["area"]["x"] + p["area"]["w"], p
+    latest = {p["metric"]: p["latest"]["text"] for p in plots}
+    assert latest[METRIC] == "2.5" and latest["build_seconds"] == "360 s"
+    for p in plots[:3]:
+        # the band: drawn, light blue, around the line
+        band = p["band"]
+        assert band and band["h"] > 10 and band["w"] > 100, p
+        light = pixels(band, lambda px: 170 <= px[0] <= 205 and
+                       205 <= px[1] <= 235 and px[2] >= 235)
+        assert light > band["w"] * band["h"] / 8, (p["metric"], light)
+        assert p["spread"], p
+    for p in plots[3:]:
+        assert p["band"] is None and not p["refs"], p
+    # the bars, dashed and red across the plot, where fault_bench has them
+    assert [len(p["refs"]) for p in plots[:3]] == [1, 2, 0]
+    for p in plots[:2]:
+        ref = p["refs"][0]
+        assert ref["dash"] and ref["w"] == pytest.approx(p["area"]["w"], 1)
+        red = pixels(dict(ref, y=ref["y"] - 1, h=2),
+                     lambda px: px[0] >= 150 and px[1] <= 90
+                     and px[2] <= 90)
+        assert red > ref["w"] * 0.3, (p["metric"], red)
+    bar_y = plots[0]["refs"][0]["y"]
+    assert plots[0]["ys"][-1] < bar_y < plots[0]["ys"][0] + 60  # 2.5 > 1.05
+
+    # every other metric in the table, the seed whole
+    rows = {r["metric"]: r for r in b.eval(METRICS_JS)}
+    assert list(rows) == ["fault_bench:ns_per_mapping.nopfn.untouched",
+                          "fault_bench:ns_per_page.nopfn.dense",
+                          "mmap_fuzz:fuzz.seed", "mmap_fuzz:fuzz.ops",
+                          "mmap_fuzz:fuzz.seconds"], list(rows)
+    seed = rows["mmap_fuzz:fuzz.seed"]
+    assert seed["cells"][2:5] == [str(SEED), str(SEED), ""], seed
+    assert not seed["spark"]
+    assert rows["fault_bench:ns_per_mapping.nopfn.untouched"]["cells"][
+        2:5] == ["415 ms", "415 ms", "="]
+    assert rows["fault_bench:ns_per_page.nopfn.dense"]["cells"][2:5] == [
+        "355 \u00b5s", "284 \u00b5s", "+25%"]
+    assert rows["mmap_fuzz:fuzz.ops"]["cells"][2] == "300 ops"
+    for name, r in rows.items():
+        if name != "mmap_fuzz:fuzz.seed":
+            assert r["spark"] == 2, r
+
+
+FIGURES_JS = """[...document.querySelectorAll('#figures-table tbody tr')]
+  .map(tr => ({target: tr.dataset.target,
+               href: tr.querySelector('a') ? tr.querySelector('a').href : '',
+               cells: [...tr.querySelectorAll('td')].map(
+                 td => td.innerText.trim())}))"""
+
+PLOTS_JS = """[...document.querySelectorAll('figure.plot')].map(f => {
+  const s = f.querySelector('svg'), box = e => {
+    if (!e) return null;
+    const r = e.getBoundingClientRect();
+    return {x: r.left, y: r.top, w: r.width, h: r.height};
+  }, latest = s.querySelector('text.latest');
+  return Object.assign(box(s), {
+    metric: f.dataset.metric, caption: f.querySelector('figcaption')
+      .innerText.replace(/\\n/g, ' '),
+    points: s.querySelectorAll('circle').length,
+    ys: [...s.querySelectorAll('circle')].map(
+      c => c.getBoundingClientRect().top + 2.5),
+    line: s.querySelector('polyline.median') !== null,
+    area: box(s.querySelector('rect')), band: box(s.querySelector('.band')),
+    refs: [...s.querySelectorAll('.ref')].map(r => Object.assign(box(r),
+      {dash: r.getAttribute('stroke-dasharray')})),
+    latest: Object.assign(box(latest), {text: latest.textContent}),
+    spread: s.querySelector('text.latest-spread') !== null}); })"""
+
+METRICS_JS = """[...document.querySelectorAll('#metrics tbody tr')]
+  .map(tr => ({
+  metric: tr.dataset.metric,
+  cells: [...tr.querySelectorAll('td')].map(td => td.innerText.trim()),
+  spark: tr.querySelectorAll('td.spark svg circle, td.spark svg polyline')
+    .length}))"""
+
+# Anything drawn outside its box: an SVG label past its SVG, an SVG past
+# its figure or cell, text wider or taller than the box that holds it, a
+# figures section wider than the page.
+OVERFLOW_JS = """(() => {
+  const bad = [], r = e => e.getBoundingClientRect(),
+    inside = (a, b) => a.left >= b.left - 0.5 && a.right <= b.right + 0.5
+      && a.top >= b.top - 0.5 && a.bottom <= b.bottom + 0.5;
+  for (const svg of document.querySelectorAll('svg')) {
+    for (const t of svg.querySelectorAll('text'))
+      if (!inside(r(t), r(svg))) bad.push(['label', t.textContent]);
+    const holder = svg.parentElement.closest('figure, td');
+    if (holder && !inside(r(svg), r(holder)))
+      bad.push(['svg', svg.getAttribute('aria-label')]);
+  }
+  for (const e of document.querySelectorAll(
+      'figure, figcaption, td, th, p.caption, section'))
+    if (e.scrollWidth > e.clientWidth + 1 ||
+        e.scrollHeight > e.clientHeight + 1)
+      bad.push(['box', e.tagName, e.className, e.innerText.slice(0, 40),
+                e.scrollWidth, e.clientWidth]);
+  for (const e of document.querySelectorAll(
+      '#ratios, #harness, #other, #figures'))
+    if (r(e).right > document.documentElement.clientWidth)
+      bad.push(['page', e.id]);
+  return bad;
+})()"""
 
 
 def test_root_index_is_the_latest_run(pages):

@@ -1,6 +1,8 @@
 """History database, regression classification and the pages' HTML."""
 import html.parser
+import math
 import pathlib
+import re
 
 import pytest
 
@@ -203,34 +205,56 @@ def test_series_hash_follows_the_patches(tmp_path, monkeypatch):
 
 
 class Tables(html.parser.HTMLParser):
-    """Rows (data-test, [td classes], [hrefs]) of each table by id."""
+    """Rows (key, [td classes], [hrefs], [td texts]) of each table by id,
+    keyed by the row's data-test, data-metric or data-target; the
+    figures (data-metric, class, svg text) in order."""
 
     def __init__(self):
         super().__init__()
-        self.tables, self.svgs, self.links = {}, 0, []
-        self._t = self._row = None
+        self.tables, self.svgs, self.links, self.figures = {}, 0, [], []
+        self._t = self._row = self._td = self._fig = None
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
+        key = a.get("data-test") or a.get("data-metric") or \
+            a.get("data-target")
         if tag == "table":
             self._t = self.tables.setdefault(a.get("id"), [])
-        elif tag == "tr" and "data-test" in a and self._t is not None:
-            self._row = (a["data-test"], [], [])
+        elif tag == "tr" and key and self._t is not None:
+            self._row = (key, [], [], [])
             self._t.append(self._row)
         elif tag == "td" and self._row:
             self._row[1].append(a.get("class"))
+            self._td = []
         elif tag == "a":
             self.links.append(a["href"])
             if self._row:
                 self._row[2].append(a["href"])
         elif tag == "svg":
             self.svgs += 1
+        elif tag == "figure":
+            self._fig = [a.get("data-metric"), a.get("class"), []]
+            self.figures.append(self._fig)
+        if self._fig is not None:
+            self._fig[2].append(self.get_starttag_text())
+
+    def handle_data(self, data):
+        if self._td is not None:
+            self._td.append(data)
+        if self._fig is not None:
+            self._fig[2].append(data)
 
     def handle_endtag(self, tag):
         if tag == "table":
             self._t = None
         elif tag == "tr":
             self._row = None
+        elif tag == "td" and self._row and self._td is not None:
+            self._row[3].append("".join(self._td).strip())
+            self._td = None
+        elif tag == "figure" and self._fig is not None:
+            self._fig[2] = "".join(self._fig[2])
+            self._fig = None
 
 
 def parse(text: str) -> Tables:
@@ -239,18 +263,40 @@ def parse(text: str) -> Tables:
     return p
 
 
+SEED = 2194960933338486915
+
+
+def bench_metrics(ratio: float, ns: float, ops: int, seed: int) -> dict:
+    m = {}
+    for name, v in (("ratio.nopfn_vs_vmf.dense", ratio),
+                    ("ratio.eager_vs_lazy.sparse", 20 * ratio),
+                    (dashboard.PREMIUM, 1.5)):
+        m[name] = {"value": v, "unit": ""}
+        m[name + ".min"] = {"value": v / 2, "unit": ""}
+        m[name + ".max"] = {"value": v * 2, "unit": ""}
+    m["ns_per_page.nopfn.dense"] = {"value": ns, "unit": "ns"}
+    return {"fault_bench": m,
+            # as matrix/ktap.py gives it: through a double
+            "mmap_fuzz": {"fuzz.seed": {"value": int(float(seed)),
+                                        "unit": ""},
+                          "fuzz.ops": {"value": ops, "unit": "ops"}}}
+
+
 def test_pages(h, tmp_path):
-    def run(key, b_status, ratio):
+    def run(key, b_status, ratio, target="x86_64", variant=""):
         d = tmp_path / "results" / key
-        (d / "x86_64" / "boot1").mkdir(parents=True)
-        (d / "x86_64" / "boot1" / "p.ktap").write_text("ok\n")
+        (d / target / "boot1").mkdir(parents=True, exist_ok=True)
+        (d / target / "boot1" / "p.ktap").write_text("ok\n")
+        seed = SEED + (key == "r2")
         r = rec({"test_case[{t}-p-a]": "passed",
-                 "test_case[{t}-p-b]": b_status},
-                metrics={"bench": {"ratio.x": {"value": ratio}}})
+                 "test_case[{t}-p-b]": b_status}, target=target,
+                metrics=bench_metrics(ratio, 142153.6 * ratio, 300, seed),
+                programs={"mmap_fuzz": {"seed": seed}}, variant=variant)
         for t in r["tests"].values():
-            t["log"] = "x86_64/boot1/p.ktap"
-        r["tests"]["test_case[x86_64-p-a]"]["rerun_log"] = "x86_64/nosuch"
-        run = h.record(key, d, {"x86_64": r})
+            t["log"] = f"{target}/boot1/p.ktap"
+        r["tests"][f"test_case[{target}-p-a]"]["rerun_log"] = \
+            f"{target}/nosuch"
+        run = h.record(key, d, {target: r})
         return dashboard.write(h, h.classify(run.id), d.parent)
 
     run("r1", "passed", 1.0)
@@ -265,25 +311,163 @@ def test_pages(h, tmp_path):
     assert rows[1][2] == ["x86_64/boot1/p.ktap"]   # none to a missing log
     for link in m.links:
         assert (d / link).is_file(), link
+    # this run's headline figures, the seed whole
+    (fig,) = m.tables["figures-table"]
+    assert fig[0] == "x86_64" and fig[2] == ["x86_64.html"]
+    assert fig[3] == ["1.2 0.6\u20132.4", "24 12\u201348", "", "300 ops",
+                      str(SEED + 1), ""]
     t = parse(pages[1].read_text())
     assert "index.html" in t.links      # written after it, still linked
     hist = t.tables["history"]
     assert [r[0] for r in hist] == ["test_case[p-b]", "test_case[p-a]"]
     assert hist[0][1] == ["regression", "passed"]
     assert hist[0][2][1] == "../r1/x86_64/boot1/p.ktap"
-    assert t.svgs == 4        # build, boot, guest time, ratio.x
+    # the ratios first, the bars' first, each with its band; then the
+    # harness's times
+    figs = [(f[0], f[1]) for f in t.figures]
+    assert figs == [("ratio.nopfn_vs_vmf.dense", "plot ratio"),
+                    ("ratio.eager_vs_lazy.sparse", "plot ratio"),
+                    (dashboard.PREMIUM, "plot ratio"),
+                    ("build_seconds", "plot harness"),
+                    ("boot_seconds", "plot harness"),
+                    ("guest_seconds", "plot harness")]
+    svg = {f[0]: f[2] for f in t.figures}
+    for name in figs[:3]:
+        assert svg[name[0]].count('class="band"') == 1, name
+    assert 'class="ref"' in svg["ratio.nopfn_vs_vmf.dense"]
+    assert "bar \u2264 1.05" in svg["ratio.nopfn_vs_vmf.dense"]
+    assert "bar \u2265 32" in svg["ratio.eager_vs_lazy.sparse"]
+    assert 'class="ref checked"' in svg["ratio.eager_vs_lazy.sparse"]
+    assert 'class="ref' not in svg[dashboard.PREMIUM]
+    assert "band" not in svg["boot_seconds"]
+    # the other metrics: no ratio, nor their min and max; seeds first
+    mt = t.tables["metrics"]
+    assert [r[0] for r in mt] == ["fault_bench:ns_per_page.nopfn.dense",
+                                  "mmap_fuzz:fuzz.seed",
+                                  "mmap_fuzz:fuzz.ops"]
+    ns, seed, ops = (r[3] for r in mt)
+    assert ns[2:5] == ["171 \u00b5s", "142 \u00b5s", "+20%"]
+    assert seed[2:5] == [str(SEED + 1), str(SEED), ""]
+    assert ops[2:5] == ["300 ops", "300 ops", "="]
+    assert [r[1][-1] for r in mt] == ["spark"] * 3
+    assert t.svgs == 6 + 2          # the plots, the sparklines (no seed's)
     root = parse(pages[2].read_text())
     assert root.tables["matrix"][0][2] == ["r2/x86_64/boot1/p.ktap"]
     assert "r1/index.html" in root.links
+    assert root.tables["figures-table"][0][2] == ["r2/x86_64.html"]
+
+    # on a debug kernel fault_bench does not check its bars: grey
+    dbg = run("r3", "passed", 1.0, "x86_64-debug", "debug")[1]
+    text = dbg.read_text()
+    assert "not checked here" in text and "#c62828\" stroke-w" not in text
+    assert 'class="ref"' in text
 
 
-def test_svg_plot_scales_points():
-    svg = dashboard.svg_plot("t", "s", [("a", 1.0), ("b", 3.0), ("c", 2.0)])
-    ys = [float(p.split('cy="')[1].split('"')[0])
-          for p in svg.split("<circle")[1:]]
-    assert ys[1] < ys[2] < ys[0]            # higher value, higher up
-    one = dashboard.svg_plot("t", "", [("a", 5.0)])
+def test_a_run_without_the_figures_has_no_figures_table(h, tmp_path):
+    d = tmp_path / "r1"
+    d.mkdir()
+    r = h.record("r1", d, {"x86_64": rec({"test_boot[{t}]": "passed"})})
+    pages = dashboard.write(h, h.classify(r.id))
+    assert "figures-table" not in pages[0].read_text()
+    t = parse(pages[1].read_text())
+    assert "metrics" not in t.tables and len(t.figures) == 3
+
+
+def test_numbers():
+    f, u = dashboard.fmt, dashboard.fmt_unit
+    assert [f(v) for v in (415e6, 0.74161, 999.7, 1234, 0, -2.5e9, 1.23e-5,
+                           32.0, 1e21, 100)] == \
+        ["415M", "0.742", "1k", "1.23k", "0", "-2.5G", "1.23e-5", "32",
+         "1e21", "100"]
+    assert [u(*a) for a in ((3104830.7338, "ns"), (142153.6, "ns"),
+                            (10.756, "s"), (759, "s"), (27.9, "ops/s"),
+                            (0.5, "ns"), (0, "s"), (2.0, ""))] == \
+        ["3.1 ms", "142 \u00b5s", "10.8 s", "759 s", "27.9 ops/s",
+         "0.5 ns", "0 s", "2"]
+    t = dashboard.metric_text
+    assert t("fuzz.seed", float(SEED), str(SEED), "") == str(SEED)
+    # only a double of it was kept: said so, not passed off as exact
+    assert t("fuzz.seed", float(SEED), None, "") == \
+        "\u2248" + str(int(float(SEED)))
+    assert t("stress.seed", 12.0, None, "") == "12"
+    assert t("stress.ops", 41134.0, None, "ops") == "41134 ops"
+    assert t("stress.ops", 41134.0, "41134", "ops") == "41134 ops"
+    assert t("x", 1e17, None, "") == "100P"
+    assert t("fuzz.seconds", 10.0, "10", "s") == "10 s"
+    c = dashboard.change_text
+    assert [c(2.0, 2.5), c(4, 3), c(0, 5), c(1, 1), c(3, 3.001)] == \
+        ["+25%", "-25%", "+5", "=", "+0.0333%"]
+
+
+def test_ticks():
+    for lo, hi in ((0.09, 5.8), (0.6, 2.1), (0.95, 1.1), (0.001, 1e6),
+                   (7.2, 45.2)):
+        t = dashboard._log_ticks(lo, hi)
+        assert 2 <= len(t) <= 6 and t == sorted(t), (lo, hi, t)
+        assert all(lo <= v <= hi for v in t), (lo, hi, t)
+    assert dashboard._log_ticks(0.09, 5.8) == [0.1, 0.2, 0.5, 1, 2, 5]
+    assert dashboard._lin_ticks(683, 835) == [700, 750, 800]
+
+
+def test_bars_are_fault_bench_s():
+    """The dashboard's bars are the ones the program checks."""
+    repo = pathlib.Path(__file__).resolve().parents[2]
+    src = (repo / "tests" / "guest" / "fault_bench.c").read_text()
+
+    def define(name):
+        return float(re.search(rf"#define\s+{name}\s+([\d.]+)",
+                               src).group(1))
+    assert dashboard.BAR_NOPFN_VS_VMF == define("BAR_NOPFN_VS_VMF")
+    assert dashboard.BAR_SPARSE_FACTOR == define("BAR_SPARSE_FACTOR")
+    assert dashboard.SPARSE_STEP == define("SPARSE_STEP")
+    checked = re.findall(r"check_nopfn_vs_vmf\(_metadata, (\w+)\)", src)
+    assert {f"ratio.nopfn_vs_vmf.{p.lower()}" for p in checked} == {
+        n for n, (how, _) in dashboard.BARS.items() if how == "\u2264"}
+    assert "ratios(EAGER, NOPFN, SPARSE, ratio);" in src
+    assert '"ratio.eager_vs_lazy.%s"' in src and \
+        f'ratio_metrics("{dashboard.PREMIUM}", prem)' in src
+    # mapped / touched of the sparse pattern is SPARSE_STEP on any page
+    uapi = (repo / "driver" / "include" / "uapi" / "nopfn_test.h"
+            ).read_text()
+    shift = int(re.search(r"#define\s+NOPFN_BENCH_MAX_BYTES\s+\(16U << "
+                          r"(\d+)\)", uapi).group(1))
+    for psz in (4096, 16384, 65536):
+        pages = (16 << shift) // psz
+        touched = -(-pages // dashboard.SPARSE_STEP)
+        assert pages / touched / dashboard.BAR_SPARSE_FACTOR == \
+            dashboard.BAR_EAGER_VS_LAZY == 32
+
+
+def test_svg_plot():
+    P = dashboard.Point
+    pts = [P(0, "a", 1.0, 0.5, 2.0), P(1, "b", 3.0, 2.0, 4.0),
+           P(3, "c", 2.0, 1.0, 8.0)]
+    ref = dashboard.Ref("bar \u2264 1.05", 1.05)
+    svg = dashboard.svg_plot("t", "", pts, 4, ("01-01 00:00", "01-04 00:00"),
+                             (ref,), log=True)
+    cys = [float(c) for c in re.findall(r'<circle cx="[\d.]+" cy="([\d.]+)"',
+                                        svg)]
+    cxs = [float(c) for c in re.findall(r'<circle cx="([\d.]+)"', svg)]
+    assert cys[1] < cys[2] < cys[0]            # higher value, higher up
+    # x by the run's place: c is two runs after b
+    assert cxs[2] - cxs[1] == pytest.approx(2 * (cxs[1] - cxs[0]), abs=0.2)
+    band = re.search(r'<polygon class="band" points="([^"]+)"', svg).group(1)
+    assert len(band.split()) == 6
+    ry = float(re.search(r'<line class="ref"[^>]* y1="([\d.]+)"',
+                         svg).group(1))
+    # log scale: 1.05 is log(1.05)/log(3) of the way from 1 up to 3
+    assert ry == pytest.approx(cys[0] - (cys[0] - cys[1]) * math.log(1.05)
+                               / math.log(3), abs=0.2)
+    assert re.search(r'class="latest"[^>]*>2<', svg)
+    assert "1\u20138<" in svg                 # the newest spread
+    # everything inside the box
+    for attr in re.findall(r' (?:x|x1|x2|cx)="([\d.]+)"', svg):
+        assert 0 <= float(attr) <= 380
+    for attr in re.findall(r' (?:y|y1|y2|cy)="([\d.]+)"', svg):
+        assert 0 <= float(attr) <= 150
+    one = dashboard.svg_plot("t", "s", [P(0, "a", 5.0)], 1)
     assert one.count("<circle") == 1 and "<polyline" not in one
+    assert "band" not in one and ">5 s<" in one
 
 
 def test_href_is_relative_and_quoted(tmp_path):
