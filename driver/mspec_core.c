@@ -71,6 +71,7 @@ struct mspec_data {
 	spinlock_t lock;	/* serialises the publication of pages */
 	enum mspec_type type;
 	unsigned long pages;	/* size of the original mapping, in pages */
+	unsigned long populated;	/* maddr[] entries set, under lock */
 	unsigned long maddr[];	/* per page index: back end address or 0 */
 };
 
@@ -134,25 +135,36 @@ static void mspec_open(struct vm_area_struct *vma)
 /*
  * Called when a VMA goes, after its PTEs were zapped and the TLB flushed.
  * The last VMA frees every page of the original mapping: a page may be
- * mapped by any VMA sharing the data until then.
+ * mapped by any VMA sharing the data until then.  The walk stops at the
+ * last page populated, and yields after each page freed (clearing a page
+ * is the costly part) or every MSPEC_CLOSE_BATCH empty indexes, so that a
+ * large, sparsely touched mapping is cheap to close.
  */
+#define MSPEC_CLOSE_BATCH	1024
+
 static void mspec_close(struct vm_area_struct *vma)
 {
 	struct mspec_data *vdata = vma->vm_private_data;
-	unsigned long index;
+	unsigned long index, left;
 
 	if (!refcount_dec_and_test(&vdata->refcnt))
 		return;
 
-	for (index = 0; index < vdata->pages; index++) {
+	/* No fault can run any more: no VMA maps the data. */
+	left = vdata->populated;
+	for (index = 0; left && index < vdata->pages; index++) {
 		unsigned long maddr = vdata->maddr[index];
 
 		if (maddr) {
 			vdata->maddr[index] = 0;
 			mspec_free_page(vdata->type, maddr);
+			left--;
+			cond_resched();
+		} else if (index % MSPEC_CLOSE_BATCH == MSPEC_CLOSE_BATCH - 1) {
+			cond_resched();
 		}
-		cond_resched();
 	}
+	WARN_ON_ONCE(left);
 	atomic_long_dec(&mspec_stats[vdata->type].mappings);
 	kvfree(vdata);
 }
@@ -206,6 +218,7 @@ static unsigned long mspec_nopfn(struct vm_fault *vmf)
 	if (!old) {
 		/* Pairs with smp_load_acquire() above. */
 		smp_store_release(&vdata->maddr[index], maddr);
+		vdata->populated++;
 	}
 	spin_unlock(&vdata->lock);
 
