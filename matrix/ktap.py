@@ -140,8 +140,9 @@ def metrics(lines: Iterable[str]) -> dict[str, dict]:
     for line in lines:
         m = _METRIC.match(line)
         if m:
-            value = float(m.group(2))
-            out[m.group(1)] = {"value": int(value) if value.is_integer()
-                               and abs(value) < 2 ** 63 else value,
-                               "unit": m.group(3) or ""}
+            text = m.group(2)
+            # an integer keeps every digit (a 64-bit seed is no double)
+            value: float = int(text) if re.fullmatch(r"[-+]?\d+", text) \
+                else float(text)
+            out[m.group(1)] = {"value": value, "unit": m.group(3) or ""}
     return out

@@ -110,10 +110,13 @@ def test_regression_between_two_real_runs(tmp_path):
             log = url_path(href)
             assert log.name == "user-regress.ktap" and \
                 "broken" in log.read_text(), (page, href)
-        plots = b.eval("[...document.querySelectorAll('figure.plot')].map("
-                       "f => [f.querySelector('figcaption').innerText, "
-                       "f.querySelectorAll('circle').length])")
-        assert ["user/regress: regress.figure (x)", 2] in plots, plots
+        # the user test's METRIC, in the figures table, with its history
+        figs = b.eval("[...document.querySelectorAll('#metrics tbody tr')]"
+                      ".map(tr => [tr.dataset.metric, [...tr.querySelectorAll"
+                      "('td')].map(td => td.innerText.trim())])")
+        assert ["user/regress:regress.figure",
+                ["user/regress", "regress.figure", "2.5 x", "1.5 x",
+                 "+66.7%", ""]] in figs, figs
         b.open(file_url(tmp_path / "index.html"))
         assert rows(b, "#matrix")[0][:2] == ["test_program[user/regress]",
                                             "regression"]

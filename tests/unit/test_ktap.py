@@ -112,3 +112,8 @@ def test_program_args():
     assert program_args("/*\n * matrix-args: -n 3\n */\n") == "-n 3"
     assert program_args("/* matrix-args: -q */\n") == "-q"
     assert program_args("int main(void) { return 0; }\n") == ""
+
+
+def test_metric_integers_are_exact():
+    m = ktap.metrics(["# METRIC fuzz.seed 2194960933338486915"])
+    assert m["fuzz.seed"]["value"] == 2194960933338486915
