@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kernel log reports seen from inside a guest test: read /dev/kmsg from the
+ * point where the test opened it, and find WARN/BUG splats and one-line
+ * reports (BUG, oops, KASAN, KFENCE, kmemleak, lockdep, hung task, RCU
+ * stall, UBSAN, list corruption, bad page, refcount_t), the same kinds
+ * that matrix/kernlog.py looks for in the whole log at the end of a
+ * session. A test uses it to say which of its own steps made the kernel
+ * complain, instead of only failing the session's log check afterwards.
+ *
+ * A splat ("cut here" to "end trace") is allowed when one of its lines
+ * contains one of the strings the caller passes (the warnings the test
+ * provokes on purpose); one-line reports are never allowed.
+ */
+#ifndef KMSG_CHECK_H
+#define KMSG_CHECK_H
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+struct kmsg_check {
+	int fd;			/* /dev/kmsg, -1 if it cannot be read */
+	bool in_splat;		/* between "cut here" and "end trace" */
+	bool splat_allowed;
+	char splat_first[160];	/* first report line of the current splat */
+	unsigned long lines;	/* records read */
+	unsigned long reports;	/* reports found, allowed ones not counted */
+	char first[256];	/* the first of them */
+};
+
+/* Start watching: only records logged from now on are looked at. */
+static inline void kmsg_open(struct kmsg_check *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (k->fd >= 0)
+		lseek(k->fd, 0, SEEK_END);
+}
+
+static inline void kmsg_close(struct kmsg_check *k)
+{
+	if (k->fd >= 0)
+		close(k->fd);
+	k->fd = -1;
+}
+
+/* "BUG" as a word: not the end of "DEBUG". */
+static inline bool kmsg_has_bug(const char *s)
+{
+	const char *p;
+
+	for (p = strstr(s, "BUG"); p; p = strstr(p + 1, "BUG")) {
+		if (p > s && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
+			continue;
+		if (p[3] == ':' || p[3] == ' ')
+			return true;
+	}
+	return false;
+}
+
+/* A line that is a report on its own (matrix/kernlog.py's BAD). */
+static inline bool kmsg_bad_line(const char *s)
+{
+	static const char * const bad[] = {
+		"WARNING:", "Oops", "Kernel panic", "general protection fault",
+		"Unable to handle kernel", "KASAN", "KFENCE",
+		"unreferenced object", "possible circular locking",
+		"possible recursive locking", "inconsistent lock state",
+		"lockdep", "blocked for more than", "soft lockup",
+		"hard LOCKUP", "UBSAN", "list_add corruption",
+		"list_del corruption", "Bad page state", "Bad page map",
+		"bad page", "refcount_t: ",
+	};
+	unsigned int i;
+
+	if (kmsg_has_bug(s))
+		return true;
+	if (strstr(s, "kmemleak") && (strstr(s, "suspected memory leak") ||
+				      strstr(s, "new memory leak")))
+		return true;
+	if (strstr(s, "INFO: rcu_") && strstr(s, "stall"))
+		return true;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (strstr(s, bad[i]))
+			return true;
+	return false;
+}
+
+static inline bool kmsg_allowed(const char *s, const char * const *allow)
+{
+	for (; allow && *allow; allow++)
+		if (strstr(s, *allow))
+			return true;
+	return false;
+}
+
+static inline void kmsg_report(struct kmsg_check *k, const char *s)
+{
+	if (!k->reports++)
+		snprintf(k->first, sizeof(k->first), "%s", s);
+}
+
+/* One line of message text. */
+static inline void kmsg_line(struct kmsg_check *k, const char *s,
+			     const char * const *allow)
+{
+	if (strstr(s, "cut here ]")) {
+		if (k->in_splat && !k->splat_allowed)
+			kmsg_report(k, k->splat_first[0] ? k->splat_first :
+				    "unterminated splat");
+		k->in_splat = true;
+		k->splat_allowed = false;
+		k->splat_first[0] = 0;
+		return;
+	}
+	if (k->in_splat) {
+		if (kmsg_allowed(s, allow))
+			k->splat_allowed = true;
+		if (!k->splat_first[0] && kmsg_bad_line(s))
+			snprintf(k->splat_first, sizeof(k->splat_first), "%s",
+				 s);
+		if (strstr(s, "---[ end trace") ||
+		    strstr(s, "---[ end Kernel panic")) {
+			if (!k->splat_allowed)
+				kmsg_report(k, k->splat_first[0] ?
+					    k->splat_first : s);
+			k->in_splat = false;
+		}
+		return;
+	}
+	if (kmsg_bad_line(s))
+		kmsg_report(k, s);
+}
+
+/*
+ * Read every record logged since the last call. Returns the number of
+ * reports found so far (k->first is the first), or -1 if /dev/kmsg is not
+ * readable here.
+ */
+static inline long kmsg_scan(struct kmsg_check *k, const char * const *allow)
+{
+	char rec[2048], *text, *nl;
+	ssize_t n;
+
+	if (k->fd < 0)
+		return -1;
+	for (;;) {
+		n = read(k->fd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)
+			continue;	/* overwritten records: go on */
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		rec[n] = 0;
+		/* "prio,seq,usec,flags;text\n", then " KEY=value" lines. */
+		text = strchr(rec, ';');
+		if (!text)
+			continue;
+		text++;
+		nl = strchr(text, '\n');
+		if (nl)
+			*nl = 0;
+		k->lines++;
+		kmsg_line(k, text, allow);
+	}
+	return (long)k->reports;
+}
+
+#endif /* KMSG_CHECK_H */
