@@ -55,7 +55,8 @@ class OutcomeHooks:
         m = self.matrix
         ph = getattr(item.function, "matrix_phase", None)
         n = ph.n if ph is not None else getattr(item.function, "phase", None)
-        return (m is not None and "program" in params and
+        return (m is not None and getattr(m, "reruns", 1) > 0 and
+                "program" in params and
                 params.get("arch") in m.state and n == RERUN_PHASE and
                 not isinstance(exc, (pytest.skip.Exception,
                                      pytest.exit.Exception,

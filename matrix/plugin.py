@@ -26,7 +26,7 @@ from .guest import Guest, GuestError, Output
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 EXPECTED_WARNINGS = REPO / "tests" / "guest" / "expected-warnings.txt"
-MAX_BOOTS = 3
+MAX_BOOTS = 5       # a death, its rerun, and another death, with room
 
 
 def pytest_addoption(parser):
@@ -48,6 +48,12 @@ def pytest_addoption(parser):
                 help="seconds a guest test may stay silent before the "
                 "guest is killed")
     g.addoption("--boot-timeout", type=int, default=60)
+    g.addoption("--reruns", type=int, choices=(0, 1), default=1,
+                help="rerun a failing guest program once, to tell a flaky "
+                "failure from a real one (0: do not)")
+    g.addoption("--max-boots", type=int, default=MAX_BOOTS,
+                help="boots of one target's guest before its remaining "
+                "items fail without booting again")
     g.addoption("--max-output", type=int, default=1 << 20,
                 help="bytes a guest command may print before the guest "
                 "is killed as flooding its console")
@@ -132,6 +138,8 @@ class Matrix:
         self.boot_timeout = opt("--boot-timeout")
         self.seed = opt("--seed")
         self.max_output = opt("--max-output")
+        self.reruns = opt("--reruns")
+        self.max_boots = opt("--max-boots")
         self._results_opt = opt("--results")
         self._results: Optional[results.ResultsDir] = None
         self.expected = kernlog.load_expected(EXPECTED_WARNINGS)
@@ -170,7 +178,7 @@ class Matrix:
             return st.guest
         if st.boot_error:
             raise GuestError(f"guest did not boot earlier: {st.boot_error}")
-        if st.boots >= MAX_BOOTS:
+        if st.boots >= self.max_boots:
             raise GuestError(f"{name}: guest died {st.boots} times; "
                              "not booting it again")
         art = self.artifacts(name)
