@@ -134,15 +134,15 @@ static uint64_t now_ns(void)
 enum op_kind {
 	K_OPEN, K_CLOSE, K_MMAP, K_MUNMAP, K_MPROTECT, K_MADVISE, K_MREMAP,
 	K_TOUCH, K_UACCESS, K_PROCMEM, K_QUERY, K_SETPAGES, K_INJECT,
-	K_HFORK, K_HTOUCH, K_HEXIT, NKINDS
+	K_HFORK, K_HTOUCH, K_HEXIT, K_REMAP, NKINDS
 };
 static const char * const kind_name[NKINDS] = {
 	"open", "close", "mmap", "munmap", "mprotect", "madvise", "mremap",
 	"touch", "uaccess", "procmem", "query", "setpages", "inject",
-	"hfork", "htouch", "hexit",
+	"hfork", "htouch", "hexit", "remap",
 };
 static const unsigned int kind_weight[NKINDS] = {
-	8, 3, 16, 6, 6, 5, 7, 20, 6, 2, 5, 5, 3, 3, 6, 1,
+	8, 3, 16, 6, 6, 5, 7, 20, 6, 2, 5, 5, 3, 3, 6, 1, 4,
 };
 
 struct op {
@@ -192,6 +192,7 @@ struct mpage {
 	unsigned long idx;
 	bool alloc;		/* mspec page / nopfn_test RAM page held */
 	bool oom_done;		/* nopfn_test NOPFN_TEST_OOM_ONCE failed */
+	bool armed;		/* nopfn_test NOPFN_TEST_SLEEP_* wait started */
 	uint64_t w[NW];
 	uint64_t pfn;		/* 0 until read back from the PTE */
 };
@@ -209,6 +210,8 @@ struct mobj {
 	struct mpage pg[MAXPG];
 	int nr;
 	struct mrange r[MAXR];	/* nopfn_test: SET_PAGES, oldest first */
+	/* nopfn_test: the state's counters (struct nopfn_test_stats) */
+	long calls, ret_pfn, ret_sigbus, ret_oom, ret_retry;
 };
 
 enum { F_DONTCOPY = 1, F_RAND = 2, F_SEQ = 4 };
@@ -247,6 +250,7 @@ struct model {
 	int inj_left;
 	bool inj_sigbus;
 	long failures[NTYPES];		/* injected failures used, per type */
+	long faults[NTYPES];		/* mspec ->nopfn() calls, per type */
 	bool carve_known[NOPFN_TEST_MAX_PAGES][NW];
 	uint64_t carve_w[NOPFN_TEST_MAX_PAGES][NW];
 };
@@ -502,7 +506,7 @@ static void objects_gc(void)
 /* ------------------------------------------------------ real counters */
 
 struct counts {
-	long mappings[NTYPES], in_use[NTYPES], failures[NTYPES];
+	long mappings[NTYPES], in_use[NTYPES], failures[NTYPES], faults[NTYPES];
 	long states, ram, leaked;
 };
 
@@ -519,6 +523,7 @@ static void read_counts(struct counts *c)
 		c->mappings[t] = k.mappings;
 		c->in_use[t] = k.in_use;
 		c->failures[t] = k.failures;
+		c->faults[t] = k.faults;
 		c->leaked += k.leaked;
 	}
 	if (ioctl(probe_fd, NOPFN_TEST_IOC_GET_STATS, &s))
@@ -562,6 +567,47 @@ static int set_knob(const char *name, long v)
 }
 
 /*
+ * Each open nopfn_test file: its state's counters, as nopfn_test_nopfn()
+ * and nopfn_test_ret() count them (no NOPFN_REFAULT without a signal, no
+ * refused lock release on a first fault).
+ */
+static void check_nopfn_files(void)
+{
+	struct nopfn_test_stats s;
+	int f, k;
+
+	for (f = 0; f < NFD; f++) {
+		struct mfd *fd = &M->fds[f];
+		struct mobj *o;
+		long ram = 0;
+
+		if (fd->fd < 0 || fd->dev != D_NOPFN)
+			continue;
+		o = &M->obj[fd->obj];
+		if (ioctl(fd->fd, NOPFN_TEST_IOC_GET_STATS, &s))
+			mismatch("GET_STATS slot %d: %s", f, strerror(errno));
+		for (k = 0; k < o->npg; k++)
+			ram += o->pg[k].alloc;
+		if ((long)s.calls != o->calls || (long)s.ret_pfn != o->ret_pfn ||
+		    (long)s.ret_sigbus != o->ret_sigbus ||
+		    (long)s.ret_oom != o->ret_oom ||
+		    (long)s.ret_retry != o->ret_retry || s.ret_refault ||
+		    s.lock_kept || (long)s.ram_pages != ram)
+			mismatch("nopfn_test slot %d: calls %llu pfn %llu sigbus %llu oom %llu retry %llu refault %llu lock_kept %llu ram %llu, model calls %ld pfn %ld sigbus %ld oom %ld retry %ld ram %ld",
+				 f, (unsigned long long)s.calls,
+				 (unsigned long long)s.ret_pfn,
+				 (unsigned long long)s.ret_sigbus,
+				 (unsigned long long)s.ret_oom,
+				 (unsigned long long)s.ret_retry,
+				 (unsigned long long)s.ret_refault,
+				 (unsigned long long)s.lock_kept,
+				 (unsigned long long)s.ram_pages, o->calls,
+				 o->ret_pfn, o->ret_sigbus, o->ret_oom,
+				 o->ret_retry, ram);
+	}
+}
+
+/*
  * The counters the model predicts: mspec mappings (one per live mmap()),
  * pages in use (each page index allocated once, freed with the last VMA:
  * mspec_close()), allocation failures (injected ones used), pages leaked
@@ -595,8 +641,10 @@ static void check_counts(void)
 				want.in_use[o->dev]++;
 		}
 	}
-	for (t = 0; t < NTYPES; t++)
+	for (t = 0; t < NTYPES; t++) {
 		want.failures[t] += M->failures[t];
+		want.faults[t] += M->faults[t];
+	}
 	read_counts(&c);
 	for (t = 0; t < NTYPES; t++) {
 		if (c.mappings[t] != want.mappings[t])
@@ -611,7 +659,12 @@ static void check_counts(void)
 			mismatch("%s alloc_failures %ld, model %ld",
 				 type_name[t], c.failures[t] - base.failures[t],
 				 want.failures[t] - base.failures[t]);
+		if (c.faults[t] != want.faults[t])
+			mismatch("%s faults (->nopfn() calls) %ld, model %ld",
+				 type_name[t], c.faults[t] - base.faults[t],
+				 want.faults[t] - base.faults[t]);
 	}
+	check_nopfn_files();
 	if (c.leaked != base.leaked)
 		mismatch("mspec pages_leaked %ld", c.leaked - base.leaked);
 	if (c.states != want.states)
@@ -710,16 +763,40 @@ enum { FR_OK, FR_SIGBUS, FR_OOM };
 static int nopfn_call(struct mobj *o, struct mpage *mp, unsigned int b)
 {
 	if (o->dev != D_NOPFN) {
+		M->faults[o->dev]++;
 		if (!mp->alloc && M->inj_left > 0) {
 			M->inj_left--;
 			M->failures[o->dev]++;
 			return M->inj_sigbus ? FR_SIGBUS : FR_OOM;
 		}
-	} else if (b == B_SIGBUS) {
-		return FR_SIGBUS;
-	} else if (b == B_OOM_ONCE && !mp->oom_done) {
-		mp->oom_done = true;
-		return FR_OOM;
+	} else {
+		o->calls++;
+		if (b == B_SIGBUS) {
+			o->ret_sigbus++;
+			return FR_SIGBUS;
+		}
+		if (b == B_OOM_ONCE && !mp->oom_done) {
+			mp->oom_done = true;
+			o->ret_oom++;
+			return FR_OOM;
+		}
+		/*
+		 * The first call arms the wait, which has not ended: the
+		 * locked kind waits holding mmap_lock and maps the page; the
+		 * unlocked kind releases it (every fault here may: user and
+		 * kernel-mode faults alike carry FAULT_FLAG_DEFAULT), waits,
+		 * returns NOPFN_RETRY, and the retried fault's call finds the
+		 * wait over. A later call on an armed page maps at once.
+		 */
+		if ((b == B_SLEEP_LOCKED || b == B_SLEEP_UNLOCKED) &&
+		    !mp->armed) {
+			mp->armed = true;
+			if (b == B_SLEEP_UNLOCKED) {
+				o->ret_retry++;
+				o->calls++;
+			}
+		}
+		o->ret_pfn++;
 	}
 	if (!(o->dev == D_NOPFN && b == B_CARVE) && !mp->alloc) {
 		sh->acc_fresh++;
@@ -1991,8 +2068,10 @@ static void op_setpages(const struct op *op)
 		o->r[o->nr++] = (struct mrange){ first, count, b };
 		for (i = 0; i < o->npg; i++)
 			if (o->pg[i].idx >= first &&
-			    o->pg[i].idx < first + count)
+			    o->pg[i].idx < first + count) {
 				o->pg[i].oom_done = false;
+				o->pg[i].armed = false;
+			}
 	}
 }
 
@@ -2068,6 +2147,65 @@ static void op_hexit(void)
 	M->helper = false;
 }
 
+/*
+ * A nopfn_test state outlives its mappings: unmap a VMA of it and map the
+ * same file and offset again at the same place, then touch all its
+ * pages. The state's pages and behaviours are still there; the new VMA
+ * has no PTE, so each touch faults again (for a page whose behaviour was
+ * set anew since, the behaviour starts over: OOM_ONCE fails once more).
+ */
+static void op_remap(const struct op *op)
+{
+	struct mvma old, *v = NULL;
+	struct tres got, want;
+	struct tcmd c;
+	char b1[32], b2[32];
+	int i, f, slot = -1;
+	unsigned long len, pg;
+	long ret;
+
+	for (i = 0; i < M->par.nv && slot < 0; i++) {
+		v = &M->par.v[(i + op->r[0]) % M->par.nv];
+		for (f = 0; f < NFD; f++)
+			if (M->fds[f].fd >= 0 && M->fds[f].obj == v->obj &&
+			    M->fds[f].rw) {
+				slot = f;
+				break;
+			}
+	}
+	if (slot < 0) {
+		T("remap: no nopfn_test VMA with its file open");
+		return;
+	}
+	old = *v;
+	len = (old.end - old.start) * psz;
+	T("remap(%s, %#lx, %s, slot %d, %#lx)",
+	  addr_str((unsigned long)A(old.start), b1), len,
+	  prot_str(old.prot, b2), slot, old.pgoff * psz);
+	ret = syscall(SYS_munmap, A(old.start), len);
+	expect_ret("munmap", ret, errno, 0, 0);
+	vma_remove(&M->par, old.start, old.end);
+	ret = syscall(SYS_mmap, A(old.start), len, old.prot,
+		      MAP_SHARED | MAP_FIXED, M->fds[slot].fd, old.pgoff * psz);
+	if (ret != (long)A(old.start))
+		mismatch("remap: mmap gave %s", ret == -1 ?
+			 strerrorname_np(errno) : addr_str(ret, b1));
+	old.fl = 0;
+	vma_insert(&M->par, old);
+	T(", read");
+	for (pg = old.start; pg < old.end; pg++) {
+		c = (struct tcmd){ .addr = (unsigned long)A(pg), .write = 0 };
+		do_touch(&c, &got);
+		want = model_access(&M->par, pg, 0, false, 0, false);
+		if (got.sig)
+			T(" sig%d", got.sig);
+		else
+			T(" %#llx", (unsigned long long)got.val);
+		compare_access("remap touch", &got, &want, false);
+	}
+	sh->ok[K_REMAP]++;
+}
+
 static void run_op(const struct op *op)
 {
 	switch (op->kind) {
@@ -2115,6 +2253,9 @@ static void run_op(const struct op *op)
 		break;
 	case K_HTOUCH:
 		op_touch(op, true);
+		break;
+	case K_REMAP:
+		op_remap(op);
 		break;
 	default:
 		op_hexit();
