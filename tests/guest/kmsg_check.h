@@ -63,6 +63,34 @@ static inline bool kmsg_has_bug(const char *s)
 	return false;
 }
 
+/*
+ * A frame of a stack dump (" ? lockdep_hardirqs_on_prepare+0x352/0x352",
+ * "[<ffffffff80006a02>] flush_icache_pte+0x28/0x46"): it names functions,
+ * and a dump the kernel prints without a report (warn_alloc() for a failed
+ * allocation, which fault injection causes on purpose) is not one because
+ * a function in it is called lockdep_something.
+ */
+static inline bool kmsg_stack_frame(const char *s)
+{
+	const char *p;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (s[0] == '?' && s[1] == ' ')
+		s += 2;
+	if (s[0] == '[' && s[1] == '<') {	/* "[<ffffffff80006a02>] " */
+		s = strstr(s, ">] ");
+		if (!s)
+			return false;
+		s += 3;
+	}
+	/* The first word is symbol+0xoff/0xsize (and maybe " [module]"). */
+	for (p = s; isalnum((unsigned char)*p) || *p == '_' || *p == '.'; p++)
+		;
+	return p > s && !strncmp(p, "+0x", 3) && strchr(p, '/') &&
+	       (!strchr(p, ' ') || strchr(p, '/') < strchr(p, ' '));
+}
+
 /* A line that is a report on its own (matrix/kernlog.py's BAD). */
 static inline bool kmsg_bad_line(const char *s)
 {
@@ -78,6 +106,8 @@ static inline bool kmsg_bad_line(const char *s)
 	};
 	unsigned int i;
 
+	if (kmsg_stack_frame(s))
+		return false;
 	if (kmsg_has_bug(s))
 		return true;
 	if (strstr(s, "kmemleak") && (strstr(s, "suspected memory leak") ||

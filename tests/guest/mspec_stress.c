@@ -139,7 +139,15 @@ struct shared {
 	unsigned long race_windows;	/* race touches a replacement overlapped */
 	unsigned long children;		/* fork() children that ran */
 	unsigned long refault, retry, oom, sigbus_ret;	/* nopfn_test files */
-	unsigned long worker_end[4];	/* clean, exit_group, killed, other */
+	unsigned long worker_end[5];	/* see END_* */
+	/*
+	 * Under the kernel's fault injection, a signal frame that cannot be
+	 * written (a kernel-mode fault on the user stack that fails to
+	 * allocate) makes the kernel force SIGSEGV with SI_KERNEL
+	 * (force_sigsegv()): counted, and the access it hit is not checked.
+	 */
+	unsigned long forced_segv;
+	unsigned char worker_forced[MAX_PROCS];	/* died of one */
 	unsigned long mspec_sigbus_left;
 };
 
@@ -235,9 +243,16 @@ static unsigned int below(struct rng *r, unsigned int n)
 static __thread sigjmp_buf *guard_jb;
 static __thread int guard_sig, guard_code;
 static __thread void *guard_addr;
+static unsigned int w_index;
+
 static void fault_handler(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
+	if (sig == SIGSEGV && si->si_code == SI_KERNEL && sh->kinject) {
+		atomic_add_ul(&sh->forced_segv, 1);
+		if (!guard_jb)
+			sh->worker_forced[w_index] = 1;
+	}
 	if (!guard_jb) {
 		/* A fault nobody expected: die of it, the controller sees. */
 		signal(sig, SIG_DFL);
@@ -572,7 +587,7 @@ struct hammer {
 	unsigned long pool_epoch[NPOOL][POOL_PAGES];	/* ~0UL: unknown */
 };
 
-static unsigned int w_index, w_gen;
+static unsigned int w_gen;
 static pthread_barrier_t w_start;
 static __thread const char *op_now, *op_before;	/* for the messages */
 static struct hammer hammers[MAX_THREADS];
@@ -583,6 +598,12 @@ static uint64_t w_deadline;
 static bool info_lost(void)
 {
 	return sh->kinject && guard_code == SI_USER;
+}
+
+/* The signal was the kernel's forced SIGSEGV (see forced_segv). */
+static bool forced(int sig)
+{
+	return sh->kinject && sig == SIGSEGV && guard_code == SI_KERNEL;
 }
 
 /* Pages [0, n) of @s stay, the rest of its VMA boundaries go. */
@@ -895,6 +916,8 @@ static void touch(struct hammer *h, struct slot *s, unsigned int pg)
 	bool ro = pg < s->ro;
 	int sig;
 
+	if (s->dev < 0 || pg >= s->npages)
+		return;		/* retired by an earlier touch */
 	if (carve_page(s, pg)) {
 		/* Every slot of the thread maps the same carve-out page. */
 		atomic_add_ul(&sh->carve_pages, 1);
@@ -910,6 +933,10 @@ static void touch(struct hammer *h, struct slot *s, unsigned int pg)
 			sig = guarded(acc_verify, &a);
 		} else {
 			sig = guarded(acc_zero, &a);
+		}
+		if (forced(sig)) {
+			slot_retire(s);		/* what happened is unknown */
+			return;
 		}
 		if (sig) {
 			sig_ok(s, pg, sig, a.page);
@@ -936,6 +963,9 @@ static void touch(struct hammer *h, struct slot *s, unsigned int pg)
 		if (s->pfn[pg] > 0 && !below(&h->rng, 4)) {
 			long pfn = pfn_of(a.page);
 
+			/* The pte file allocates: injection may fail it. */
+			if (pfn < 0 && pfn != -ENXIO && sh->kinject)
+				pfn = s->pfn[pg];
 			if (pfn != s->pfn[pg]) {
 				char hb[200];
 
@@ -949,6 +979,10 @@ static void touch(struct hammer *h, struct slot *s, unsigned int pg)
 		a.tag = s->tag[pg];
 		a.child = s->child[pg];
 		sig = guarded(acc_verify, &a);
+		if (forced(sig)) {
+			slot_retire(s);
+			return;
+		}
 		if (sig) {
 			fail("%s page %u of %u (read-only %u, VMAs at %#x) at %p touched before: signal %d code %d at %p, in %s after %s",
 			     dev_file[s->dev], pg, s->npages, s->ro, s->bounds,
@@ -973,6 +1007,10 @@ static void touch(struct hammer *h, struct slot *s, unsigned int pg)
 		return;
 	a.tag = new_tag(h);
 	sig = guarded(acc_fill, &a);
+	if (forced(sig)) {
+		slot_retire(s);
+		return;
+	}
 	if (sig) {
 		fail("%s page %u: filling it gave signal %d", dev_file[s->dev],
 		     pg, sig);
@@ -1000,8 +1038,8 @@ static void op_touch(struct hammer *h, struct slot *s)
  * and is SIGKILLed by the parent at once (an exit in the middle of its
  * faults).
  */
-enum { CHILD_OK, CHILD_BUS, CHILD_BAD_VERIFY = 10, CHILD_BAD_ZERO,
-       CHILD_BAD_SIG, CHILD_BAD_FILL };
+enum { CHILD_OK, CHILD_BUS, CHILD_FORCED, CHILD_BAD_VERIFY = 10,
+       CHILD_BAD_ZERO, CHILD_BAD_SIG, CHILD_BAD_FILL };
 
 static void op_fork(struct hammer *h)
 {
@@ -1042,6 +1080,13 @@ static void op_fork(struct hammer *h)
 	}
 	if (pid == 0) {
 		alarm(10);
+		/*
+		 * No injected failures in the child: its stack is copy on
+		 * write, and a signal frame that cannot be written there
+		 * (a kernel-mode fault that fails) is a forced SIGSEGV.
+		 */
+		if (sh->kinject)
+			write_file("/proc/thread-self/make-it-fail", "0");
 		for (i = 0; i < NSLOTS; i++) {
 			struct slot *s = &h->slot[i];
 
@@ -1053,7 +1098,8 @@ static void op_fork(struct hammer *h)
 				if (!s->tag[p])
 					continue;
 				if (guarded(acc_verify, &a))
-					_exit(CHILD_BAD_SIG);
+					_exit(forced(guard_sig) ? CHILD_FORCED :
+					      CHILD_BAD_SIG);
 				if (a.nonzero)
 					_exit(CHILD_BAD_VERIFY);
 				if (kill_it || p < s->ro || carve_page(s, p))
@@ -1093,7 +1139,9 @@ static void op_fork(struct hammer *h)
 		;
 	if (kill_it && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
 		return;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) > CHILD_BUS) {
+	if (WIFEXITED(status) && WEXITSTATUS(status) == CHILD_FORCED)
+		return;		/* counted by the child's handler */
+	if (!WIFEXITED(status) || WEXITSTATUS(status) > CHILD_FORCED) {
 		fail("fork child: %s %d (slot page %u)",
 		     WIFEXITED(status) ? "exit" : "signal",
 		     WIFEXITED(status) ? WEXITSTATUS(status) :
@@ -1175,7 +1223,9 @@ static void op_mprotect(struct hammer *h, struct slot *s)
 	a = (struct access){ .page = s->addr + below(&h->rng, n) * psz };
 	a.child = 0xbad;
 	sig = guarded(acc_write1, &a);
-	if (sig != SIGSEGV || ((guard_code != SEGV_ACCERR ||
+	if (forced(sig))
+		;	/* a SIGSEGV all the same, but the kernel's */
+	else if (sig != SIGSEGV || ((guard_code != SEGV_ACCERR ||
 	    guard_addr != a.page + sizeof(uint64_t)) && !info_lost()))
 		fail("write to PROT_READ %s page: signal %d code %d at %p",
 		     dev_file[s->dev], sig, guard_code, guard_addr);
@@ -1224,7 +1274,8 @@ static void op_mremap(struct hammer *h, struct slot *s)
 			   h->spare);
 		if (split) {
 			/* The destination was unmapped before EFAULT. */
-			if (q != MAP_FAILED || errno != EFAULT)
+			if (q != MAP_FAILED || (errno != EFAULT &&
+						!tolerated(errno)))
 				fail("mremap move of a split %s: %p %s",
 				     dev_file[s->dev], q, strerror(errno));
 			reserve(h->spare, SLOT_PAGES * psz);
@@ -1286,7 +1337,9 @@ static void op_munmap(struct hammer *h, struct slot *s)
 	}
 	/* Nothing there now: SEGV_MAPERR. */
 	sig = guarded(acc_read0, &a);
-	if (sig != SIGSEGV || ((guard_code != SEGV_MAPERR ||
+	if (forced(sig))
+		;
+	else if (sig != SIGSEGV || ((guard_code != SEGV_MAPERR ||
 	    guard_addr != a.page) && !info_lost()))
 		fail("touch after munmap: signal %d code %d at %p", sig,
 		     guard_code, guard_addr);
@@ -1321,6 +1374,8 @@ static int pool_map(struct rng *r, struct pool_slot *ps)
 	return 0;
 }
 
+#define ANY_OURS	(~1UL)	/* pool_epoch: the word holds 0 or any tag of ours */
+
 static void op_race_touch(struct hammer *h)
 {
 	unsigned int k = below(&h->rng, NPOOL), p = below(&h->rng, POOL_PAGES);
@@ -1342,6 +1397,11 @@ static void op_race_touch(struct hammer *h)
 	sig = guarded(acc_race, &a);
 	v0 = a.bad_val;
 	v1 = a.child;
+	if (forced(sig)) {
+		/* Whether the write happened is unknown: any tag of ours. */
+		h->pool_epoch[k][p] = ANY_OURS;
+		return;
+	}
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	g2 = __atomic_load_n(&ps->gen, __ATOMIC_ACQUIRE);
 	if (g1 != g2) {
@@ -1361,7 +1421,12 @@ static void op_race_touch(struct hammer *h)
 		     dev_file[dev], p, sig, guard_code);
 		return;
 	}
-	if (h->pool_epoch[k][p] == ~0UL) {
+	if (h->pool_epoch[k][p] == ANY_OURS) {
+		if (v0 && (v0 >> 56 != w_index + 1 ||
+			   ((v0 >> 40) & 0xff) != h->idx))
+			fail("pool %s page %u: word %#llx is neither zero nor one of ours",
+			     dev_file[dev], p, (unsigned long long)v0);
+	} else if (h->pool_epoch[k][p] == ~0UL) {
 		if (v0 && v0 != h->pool_tag[k][p])
 			fail("pool %s page %u: word %#llx is neither zero nor ours",
 			     dev_file[dev], p, (unsigned long long)v0);
@@ -1420,10 +1485,21 @@ static void op_race_replace(struct hammer *h)
 
 /* --------------------------------------------------------- the thread */
 
-static void make_it_fail(void)
+/*
+ * Injected failures for this thread from now on. Its stack is populated
+ * first: a signal frame is written by the kernel, and a kernel-mode fault
+ * that fails to allocate there is a forced SIGSEGV, not a retry.
+ */
+static void __attribute__((noinline)) make_it_fail(void)
 {
-	if (sh->kinject &&
-	    write_file("/proc/thread-self/make-it-fail", "1"))
+	volatile char stack[128 << 10];
+	size_t i;
+
+	if (!sh->kinject)
+		return;
+	for (i = 0; i < sizeof(stack); i += 512)
+		stack[i] = 0;
+	if (write_file("/proc/thread-self/make-it-fail", "1"))
 		fail("make-it-fail: %s", strerror(errno));
 }
 
@@ -1431,7 +1507,7 @@ static void *hammer_main(void *arg)
 {
 	struct hammer *h = arg;
 	char *res = h->res;
-	unsigned int i;
+	unsigned int i, first_kind;
 
 	for (i = 0; i < NSLOTS; i++) {
 		h->slot[i].addr = res + i * SLOT_PAGES * psz;
@@ -1443,6 +1519,7 @@ static void *hammer_main(void *arg)
 	pthread_barrier_wait(&w_start);
 	make_it_fail();
 
+	first_kind = OP_TOUCH;
 	while (!done()) {
 		struct slot *s = &h->slot[below(&h->rng, NSLOTS)];
 		unsigned int r = below(&h->rng, 100);
@@ -1450,6 +1527,11 @@ static void *hammer_main(void *arg)
 
 		if (s->dev < 0 || r < 8)
 			op = OP_MAP;
+		else if (first_kind <= OP_RACE_REPLACE)
+			/* each kind once first: a slow (debug) kernel may
+			 * not reach the rare ones by chance in the time
+			 */
+			op = (enum op_kind)first_kind++;
 		else if (r < 40)
 			op = OP_TOUCH;
 		else if (r < 44)
@@ -1506,7 +1588,7 @@ static void *hammer_main(void *arg)
 }
 
 /* How a worker ends: on its own, with exit_group() mid-fault, or killed. */
-enum { END_CLEAN, END_EXIT_GROUP, END_KILLED, END_OTHER };
+enum { END_CLEAN, END_EXIT_GROUP, END_KILLED, END_OTHER, END_FORCED };
 
 static void worker(unsigned int w, unsigned int gen, uint64_t seed,
 		   uint64_t deadline)
@@ -1637,6 +1719,12 @@ static void reaped(struct wslot *ws, int status)
 	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL &&
 	    (ws->killed || sh->stop)) {
 		atomic_add_ul(&sh->worker_end[END_KILLED], 1);
+		goto out;
+	}
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV &&
+	    sh->worker_forced[ws - workers]) {
+		sh->worker_forced[ws - workers] = 0;
+		atomic_add_ul(&sh->worker_end[END_FORCED], 1);
 		goto out;
 	}
 	atomic_add_ul(&sh->worker_end[END_OTHER], 1);
@@ -2032,8 +2120,9 @@ int main(int argc, char **argv)
 		result_skip("kernel_fault_injection",
 			    "no fail_page_alloc/failslab in debugfs");
 	} else {
-		ksft_print_msg("kernel fault injection: %ld page allocations and %ld slab allocations failed, %lu ENOMEM/EAGAIN tolerated\n",
-			       kfi_used[0], kfi_used[1], sh->tolerated);
+		ksft_print_msg("kernel fault injection: %ld page allocations and %ld slab allocations failed, %lu ENOMEM/EAGAIN tolerated, %lu forced SIGSEGV (%lu killed a worker)\n",
+			       kfi_used[0], kfi_used[1], sh->tolerated,
+			       sh->forced_segv, sh->worker_end[END_FORCED]);
 		result(kfi_used[0] > 0 || kfi_used[1] > 0,
 		       "kernel_fault_injection", "no failure was injected");
 	}
