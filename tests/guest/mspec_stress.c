@@ -1519,19 +1519,27 @@ static void *hammer_main(void *arg)
 	pthread_barrier_wait(&w_start);
 	make_it_fail();
 
-	first_kind = OP_TOUCH;
+	first_kind = OP_MAP;
 	while (!done()) {
 		struct slot *s = &h->slot[below(&h->rng, NSLOTS)];
 		unsigned int r = below(&h->rng, 100);
 		enum op_kind op;
 
-		if (s->dev < 0 || r < 8)
-			op = OP_MAP;
-		else if (first_kind <= OP_RACE_REPLACE)
-			/* each kind once first: a slow (debug) kernel may
-			 * not reach the rare ones by chance in the time
+		if (first_kind <= OP_RACE_REPLACE) {
+			/*
+			 * Each kind once first, in turn: a slow (debug, loaded)
+			 * guest may not reach the rare ones by chance in the
+			 * time. The slot ones take slot 0, mapped first.
 			 */
-			op = (enum op_kind)first_kind++;
+			op = (enum op_kind)first_kind;
+			s = &h->slot[0];
+			if (op != OP_FORK && op != OP_RACE_TOUCH &&
+			    op != OP_RACE_REPLACE && s->dev < 0)
+				op = OP_MAP;
+			if (op == (enum op_kind)first_kind)
+				first_kind++;
+		} else if (s->dev < 0 || r < 8)
+			op = OP_MAP;
 		else if (r < 40)
 			op = OP_TOUCH;
 		else if (r < 44)
