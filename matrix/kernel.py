@@ -174,6 +174,31 @@ def check_config(config_text: str, wanted: dict[str, str]) -> list[str]:
     return bad
 
 
+_STABLE_OK: Optional[bool] = None
+
+
+def stable_paths_available() -> bool:
+    """Whether commands can run in a private mount namespace (root, with
+    util-linux's unshare): then every kernel build sees its tree and its
+    output folder at the same two paths, whatever their cache keys."""
+    global _STABLE_OK
+    if _STABLE_OK is None:
+        if os.environ.get("NOPFN_STABLE_PATHS", "1") == "0" or \
+                os.geteuid() != 0 or shutil.which("unshare") is None:
+            _STABLE_OK = False
+        else:
+            r = subprocess.run(["unshare", "-m", "--propagation", "private",
+                                "true"], capture_output=True)
+            _STABLE_OK = r.returncode == 0
+    return _STABLE_OK
+
+
+# Binds $1 on $3 and $2 on $4 in a private mount namespace, then runs the
+# rest of the arguments there.
+_BIND = ('mount --bind "$1" "$3" && mount --bind "$2" "$4" && shift 4 && '
+         'exec "$@"')
+
+
 def warnings_in(log_text: str) -> list[str]:
     return [line for line in log_text.splitlines()
             if re.search(r"\bwarning:", line)]
@@ -197,6 +222,19 @@ class KernelBuild:
                   "builder": BUILDER_VERSION}
         self.entry = cache.entry("kernels", arch.name, inputs)
         self.out = self.entry.path / "build"
+        # Where make sees the tree and the build folder.  Every cache key
+        # has its own folders, so a new series would otherwise change the
+        # include paths of every compiler command and ccache would miss
+        # them all; at stable paths (bind mounts in a private mount
+        # namespace, see stable_paths_available()) only the files whose
+        # preprocessed source changed are compiled again.
+        self.stable = stable_paths_available()
+        mnt = cache.root / "stable"
+        self.src_path = mnt / "src" if self.stable else tree.src
+        self.out_path = mnt / "build" if self.stable else self.out
+        if self.stable:
+            for d in (self.src_path, self.out_path):
+                d.mkdir(parents=True, exist_ok=True)
 
     def _fragment(self) -> str:
         parts = [(CONFIG_DIR / "common.config").read_text(),
@@ -236,10 +274,36 @@ class KernelBuild:
         return env
 
     def make_args(self) -> list[str]:
-        args = [f"O={self.out}"]
+        args = [f"O={self.out_path}"]
         if shutil.which("ccache"):
             args.append(f"CC=ccache {self.prefix}gcc")
         return args
+
+    def command(self, cmd: list[str]) -> list[str]:
+        """cmd as run for this build: where self.src_path and
+        self.out_path are stable, in a mount namespace that binds the
+        tree and the build folder there."""
+        if not self.stable:
+            return cmd
+        return ["unshare", "-m", "--propagation", "private", "sh", "-c",
+                _BIND, "sh", str(self.tree.src), str(self.out),
+                str(self.src_path), str(self.out_path), *cmd]
+
+    def make(self) -> list[str]:
+        """make in the tree, for this build folder."""
+        return ["make", "-C", str(self.src_path), *self.make_args()]
+
+    def _point_at_tree(self) -> None:
+        """Make the build folder name the tree by its real path, as if it
+        had been configured there: the modules are built against it
+        outside the mount namespace (`make -C build M=...`)."""
+        mk = self.out / "Makefile"
+        mk.write_text(mk.read_text().replace(str(self.src_path),
+                                             str(self.tree.src)))
+        link = self.out / "source"
+        if link.is_symlink():
+            link.unlink()
+            link.symlink_to(self.tree.src)
 
     def meta(self) -> Optional[dict]:
         return self.entry.meta()
@@ -256,10 +320,11 @@ class KernelBuild:
             self.out.mkdir()
             log = self.entry.path / "build.log"
             env = self.make_env()
-            make = ["make", "-C", str(src), *self.make_args()]
+            make = self.make()
+            cmd = self.command
             with self.cache.heavy():
                 t0 = time.monotonic()
-                run_logged(make + ["tinyconfig"], log, env=env,
+                run_logged(cmd(make + ["tinyconfig"]), log, env=env,
                            what="make tinyconfig")
                 frag = self.out / "matrix.config"
                 frag.write_text(self.fragment)
@@ -268,7 +333,7 @@ class KernelBuild:
                             str(self.out / ".config"), str(frag)],
                            log, env=env, cwd=src, what="merging the "
                            "config fragments")
-                run_logged(make + ["olddefconfig"], log, env=env,
+                run_logged(cmd(make + ["olddefconfig"]), log, env=env,
                            what="make olddefconfig")
                 bad = check_config((self.out / ".config").read_text(),
                                    fragment_options(self.fragment))
@@ -278,7 +343,7 @@ class KernelBuild:
                         "missing from the fragment): " + ", ".join(bad),
                         log)
                 target = pathlib.PurePath(self.arch.kernel.image).name
-                run_logged(make + [f"-j{self.jobs}", target, "modules"],
+                run_logged(cmd(make + [f"-j{self.jobs}", target, "modules"]),
                            log, env=env, what="building the kernel")
                 build_s = time.monotonic() - t0
                 # W=1 over the files the series touches: any warning there
@@ -287,10 +352,13 @@ class KernelBuild:
                 touched = [f[:-2] + ".o" for f in self.tree.touched_c_files()]
                 w1 = []
                 if touched:
-                    run_logged(make + ["W=1", f"-j{self.jobs}", *touched],
+                    run_logged(cmd(make + ["W=1", f"-j{self.jobs}",
+                                           *touched]),
                                w1_log, env=env, what="W=1 build of the "
                                "files the series touches")
                     w1 = warnings_in(w1_log.read_text())
+                if self.stable:
+                    self._point_at_tree()
             release = (self.out / "include/config/kernel.release"
                        ).read_text().strip()
             config = (self.out / ".config").read_text()
