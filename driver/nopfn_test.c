@@ -15,14 +15,19 @@
  * to user space with state->lock held, as that may fault on a mapping of the
  * same state.
  *
- * Waits of NOPFN_TEST_SLEEP_* pages are interruptible and bounded by
- * NOPFN_TEST_MAX_SLEEP_MS. A wait with mmap_lock held keeps the VMA and so
- * its file alive; for a wait with the lock released, the core holds the file
- * (see nopfn_release_mmap_lock()) and the handler the state. The file holds
- * the module, so neither the release of the file nor the unload of the
- * module can happen while a fault waits: rmmod fails with EBUSY until the
- * wait, at most NOPFN_TEST_MAX_SLEEP_MS, is over. NOPFN_TEST_IOC_WAKE and a
- * change of the page's behaviour end waits at once.
+ * Waits of NOPFN_TEST_SLEEP_* and NOPFN_TEST_GATE* pages are bounded by
+ * NOPFN_TEST_MAX_SLEEP_MS; they are interruptible for a fault from user mode
+ * and killable for one from kernel mode, as Documentation/mm/nopfn.rst asks.
+ * A wait with mmap_lock held keeps the VMA and so its file alive; for a wait
+ * with the lock released, the core holds the handler's module and the file,
+ * if the VMA has one (see nopfn_release_mmap_lock()), and the handler the
+ * state. So neither the release of the file nor the unload of the module
+ * can happen while a fault waits: rmmod fails until the wait is over.
+ * NOPFN_TEST_IOC_WAKE and a change of the page's behaviour end waits at once.
+ *
+ * Misuse is on purpose here: NOPFN_TEST_RETURN, NOPFN_TEST_RELEASE_* and
+ * NOPFN_TEST_MAP_MKWRITE_MISUSE make the mistakes that the core must catch
+ * (tests/guest/nopfn_api.c).
  *
  * The module also has two benchmark devices for tests/guest/fault_bench.c,
  * which compares them with mspec's ->nopfn() device /dev/mspec_cached:
@@ -39,17 +44,22 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
+#include <linux/mmap_lock.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/overflow.h>
 #include <linux/pagemap.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/seqlock.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/topology.h>
@@ -78,9 +88,11 @@ struct nopfn_test_page {
 	struct page *ram;	/* RAM for NOPFN_TEST_RAM and after waits */
 	u32 behaviour;		/* enum nopfn_test_behaviour */
 	u32 sleep_ms;
+	u64 value;		/* what NOPFN_TEST_RETURN returns */
 	unsigned long wait_end;	/* jiffies, valid once wait_armed */
 	bool wait_armed;	/* a NOPFN_TEST_SLEEP_* wait has started */
 	bool oom_done;		/* NOPFN_TEST_OOM_ONCE failed once */
+	u32 refaults;		/* NOPFN_TEST_SLEEP_REFAULT: NOPFN_REFAULTs done */
 };
 
 struct nopfn_test_counters {
@@ -91,19 +103,56 @@ struct nopfn_test_counters {
 	atomic64_t ret_refault;
 	atomic64_t ret_retry;
 	atomic64_t lock_kept;
+	atomic64_t fault_calls;
+	atomic64_t mkwrite_calls;
+	atomic64_t misuse_released;
+	atomic64_t twice_released;
 };
 
 struct nopfn_test_state {
 	refcount_t ref;			/* the file and every VMA */
 	struct mutex lock;		/* map_mode, ram_pages, pages[] */
-	wait_queue_head_t wq;		/* waits of NOPFN_TEST_SLEEP_* */
+	wait_queue_head_t wq;		/* waits of NOPFN_TEST_SLEEP_*, gates */
 	u32 map_mode;			/* enum nopfn_test_map_mode */
+	bool gate_open;			/* NOPFN_TEST_IOC_WAKE opened the gate */
 	unsigned long ram_pages;	/* pages[].ram allocated */
+	struct file *file;		/* the file (NOPFN_TEST_MAP_NO_FILE) */
+	spinlock_t seq_lock;		/* serialises writers of seq */
+	seqcount_t seq;			/* revokes, for nopfn_read_begin() */
 	struct nopfn_test_counters cnt;
 	struct nopfn_test_page pages[NOPFN_TEST_MAX_PAGES];
 };
 
+/* Handlers of every state waiting at a gate, for the gate_waiting param. */
+static atomic_t nopfn_test_gate_waiting = ATOMIC_INIT(0);
+static atomic_long_t nopfn_test_all_releases = ATOMIC_LONG_INIT(0);
+
+static int nopfn_test_gate_waiting_get(char *buf,
+				       const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&nopfn_test_gate_waiting));
+}
+
+static const struct kernel_param_ops nopfn_test_gate_waiting_ops = {
+	.get = nopfn_test_gate_waiting_get,
+};
+module_param_cb(gate_waiting, &nopfn_test_gate_waiting_ops, NULL, 0444);
+MODULE_PARM_DESC(gate_waiting, "->nopfn() calls waiting at a gate now");
+
 static const struct vm_operations_struct nopfn_test_vm_ops;
+static const struct vm_operations_struct nopfn_test_fault_vm_ops;
+static const struct vm_operations_struct nopfn_test_mkwrite_vm_ops;
+static const struct vm_operations_struct nopfn_test_mkwrite_misuse_vm_ops;
+static const struct vm_operations_struct nopfn_test_nofile_vm_ops;
+
+static bool nopfn_test_vma(struct vm_area_struct *vma)
+{
+	return vma->vm_ops == &nopfn_test_vm_ops ||
+	       vma->vm_ops == &nopfn_test_fault_vm_ops ||
+	       vma->vm_ops == &nopfn_test_mkwrite_vm_ops ||
+	       vma->vm_ops == &nopfn_test_mkwrite_misuse_vm_ops ||
+	       vma->vm_ops == &nopfn_test_nofile_vm_ops;
+}
 
 static struct nopfn_test_state *nopfn_test_state_alloc(void)
 {
@@ -115,6 +164,8 @@ static struct nopfn_test_state *nopfn_test_state_alloc(void)
 	refcount_set(&st->ref, 1);
 	mutex_init(&st->lock);
 	init_waitqueue_head(&st->wq);
+	spin_lock_init(&st->seq_lock);
+	seqcount_init(&st->seq);
 	st->map_mode = NOPFN_TEST_MAP_PFNMAP;
 	atomic_long_inc(&nopfn_test_all_states);
 	return st;
@@ -161,6 +212,23 @@ static unsigned long nopfn_test_ram_pfn(struct nopfn_test_state *st,
 	return page_to_pfn(p->ram);
 }
 
+static unsigned long nopfn_test_ram_pfn_locked(struct nopfn_test_state *st,
+					       struct nopfn_test_page *p)
+{
+	unsigned long pfn;
+
+	mutex_lock(&st->lock);
+	pfn = nopfn_test_ram_pfn(st, p);
+	mutex_unlock(&st->lock);
+	return pfn;
+}
+
+/* How many NOPFN_REFAULTs a NOPFN_TEST_SLEEP_REFAULT page gives. */
+static u32 nopfn_test_refaults(struct nopfn_test_page *p)
+{
+	return p->value ? p->value : 1;
+}
+
 static bool nopfn_test_wait_over(struct nopfn_test_page *p)
 {
 	return !READ_ONCE(p->wait_armed) ||
@@ -168,21 +236,43 @@ static bool nopfn_test_wait_over(struct nopfn_test_page *p)
 }
 
 /*
- * Wait, interruptibly, until the wait of @p is over. Returns 0 when it is,
- * -ERESTARTSYS on a signal.
+ * Sleep on st->wq until the wait of @p is over or @timeout (jiffies) ends:
+ * interruptibly for a fault from user mode, killably for one from kernel
+ * mode, which the core repeats on anything but a fatal signal
+ * (Documentation/mm/nopfn.rst). Returns the remaining time (at least 1) if
+ * the wait is over, 0 on timeout, -ERESTARTSYS on a signal.
+ */
+static long nopfn_test_sleep_on(struct nopfn_test_state *st,
+				struct nopfn_test_page *p, unsigned int flags,
+				long timeout)
+{
+	if (flags & FAULT_FLAG_USER)
+		return wait_event_interruptible_timeout(st->wq,
+							nopfn_test_wait_over(p),
+							timeout);
+	return wait_event_killable_timeout(st->wq, nopfn_test_wait_over(p),
+					   timeout);
+}
+
+/*
+ * Wait until the wait of @p is over, or until @until (jiffies) if that comes
+ * first. Returns 0 then, -ERESTARTSYS on a signal.
  */
 static int nopfn_test_wait(struct nopfn_test_state *st,
-			   struct nopfn_test_page *p)
+			   struct nopfn_test_page *p, unsigned int vmf_flags,
+			   unsigned long until)
 {
+	unsigned long end;
 	long left;
 
 	while (!nopfn_test_wait_over(p)) {
-		left = (long)(READ_ONCE(p->wait_end) - jiffies);
+		end = READ_ONCE(p->wait_end);
+		if (time_before(until, end))
+			end = until;
+		left = (long)(end - jiffies);
 		if (left <= 0)
 			break;
-		left = wait_event_interruptible_timeout(st->wq,
-							nopfn_test_wait_over(p),
-							left);
+		left = nopfn_test_sleep_on(st, p, vmf_flags, left);
 		if (left < 0)
 			return left;
 	}
@@ -213,39 +303,124 @@ static unsigned long nopfn_test_ret(struct nopfn_test_state *st,
 	return pfn;
 }
 
+/*
+ * Release mmap_lock for a wait, holding the state ourselves: once the lock
+ * is gone the VMA may go (the core holds the module and the file). Returns
+ * false, counting it, if the core kept the lock.
+ */
+static bool nopfn_test_unlock(struct vm_fault *vmf,
+			      struct nopfn_test_state *st)
+{
+	nopfn_test_state_get(st);
+	if (nopfn_release_mmap_lock(vmf))
+		return true;
+	nopfn_test_state_put(st);
+	atomic64_inc(&st->cnt.lock_kept);
+	return false;
+}
+
 /* The NOPFN_TEST_SLEEP_* behaviours, once the wait of @p has started. */
 static unsigned long nopfn_test_sleep(struct vm_fault *vmf,
 				      struct nopfn_test_state *st,
-				      struct nopfn_test_page *p,
-				      bool unlocked)
+				      struct nopfn_test_page *p, u32 behaviour)
 {
-	unsigned long pfn;
+	unsigned int flags = vmf->flags;
+	unsigned long pfn, until = MAX_JIFFY_OFFSET + jiffies;
 
-	if (unlocked) {
+	if (behaviour == NOPFN_TEST_SLEEP_UNLOCKED ||
+	    behaviour == NOPFN_TEST_SLEEP_SPLIT) {
+		if (behaviour == NOPFN_TEST_SLEEP_SPLIT)
+			until = READ_ONCE(p->wait_end) -
+				msecs_to_jiffies(p->sleep_ms) / 2;
 		/*
-		 * Once mmap_lock is released the VMA may go: hold the state
-		 * ourselves (the core holds the file, and so the module). The
-		 * wait ends early on a signal: the fault is then retried only
-		 * after the signal was handled, and waits for the rest.
+		 * The wait ends early on a signal: the fault is then retried
+		 * only after the signal was handled, and waits for the rest.
 		 */
-		nopfn_test_state_get(st);
-		if (nopfn_release_mmap_lock(vmf)) {
-			nopfn_test_wait(st, p);
+		if (nopfn_test_unlock(vmf, st)) {
+			nopfn_test_wait(st, p, flags, until);
 			pfn = nopfn_test_ret(st, NOPFN_RETRY);
 			nopfn_test_state_put(st);
 			return pfn;
 		}
-		nopfn_test_state_put(st);
-		atomic64_inc(&st->cnt.lock_kept);
 	}
 
-	if (nopfn_test_wait(st, p))
+	if (nopfn_test_wait(st, p, flags, MAX_JIFFY_OFFSET + jiffies))
 		return nopfn_test_ret(st, NOPFN_REFAULT);
 
-	mutex_lock(&st->lock);
-	pfn = nopfn_test_ram_pfn(st, p);
-	mutex_unlock(&st->lock);
+	if (behaviour == NOPFN_TEST_SLEEP_REFAULT) {
+		mutex_lock(&st->lock);
+		if (p->refaults < nopfn_test_refaults(p)) {
+			p->refaults++;
+			mutex_unlock(&st->lock);
+			return nopfn_test_ret(st, NOPFN_REFAULT);
+		}
+		mutex_unlock(&st->lock);
+	}
+	return nopfn_test_ret(st, nopfn_test_ram_pfn_locked(st, p));
+}
+
+/*
+ * Wait at the gate of @st, at most @ms: until NOPFN_TEST_IOC_WAKE opens it,
+ * or a signal (interruptibly or killably, as nopfn_test_sleep_on()).
+ */
+static void nopfn_test_gate(struct nopfn_test_state *st, unsigned int flags,
+			    unsigned int ms)
+{
+	long timeout = msecs_to_jiffies(ms);
+
+	atomic_inc(&nopfn_test_gate_waiting);
+	if (flags & FAULT_FLAG_USER)
+		wait_event_interruptible_timeout(st->wq, READ_ONCE(st->gate_open),
+						 timeout);
+	else
+		wait_event_killable_timeout(st->wq, READ_ONCE(st->gate_open),
+					    timeout);
+	atomic_dec(&nopfn_test_gate_waiting);
+}
+
+/* NOPFN_TEST_GATE*: the page's wait is a gate. */
+static unsigned long nopfn_test_gated(struct vm_fault *vmf,
+				      struct nopfn_test_state *st,
+				      struct nopfn_test_page *p, u32 behaviour)
+{
+	unsigned long pfn;
+
+	if (behaviour == NOPFN_TEST_GATE_UNLOCKED) {
+		if (nopfn_test_unlock(vmf, st)) {
+			nopfn_test_gate(st, vmf->flags, p->sleep_ms);
+			pfn = nopfn_test_ret(st, NOPFN_RETRY);
+			nopfn_test_state_put(st);
+			return pfn;
+		}
+		return nopfn_test_ret(st, nopfn_test_ram_pfn_locked(st, p));
+	}
+	/* Looked up before the wait: a revoke meanwhile makes it stale. */
+	pfn = nopfn_test_ram_pfn_locked(st, p);
+	nopfn_test_gate(st, vmf->flags, p->sleep_ms);
 	return nopfn_test_ret(st, pfn);
+}
+
+/* NOPFN_TEST_RELEASE_*: what a handler must not do. */
+static unsigned long nopfn_test_misuse(struct vm_fault *vmf,
+				       struct nopfn_test_state *st,
+				       struct nopfn_test_page *p, u32 behaviour)
+{
+	unsigned long pfn;
+
+	if (!nopfn_test_unlock(vmf, st))
+		return nopfn_test_ret(st, nopfn_test_ram_pfn_locked(st, p));
+
+	if (behaviour == NOPFN_TEST_RELEASE_TWICE) {
+		if (nopfn_release_mmap_lock(vmf))
+			atomic64_inc(&st->cnt.twice_released);
+		pfn = NOPFN_RETRY;
+	} else {
+		/* A PFN with the lock released. */
+		pfn = nopfn_test_ram_pfn_locked(st, p);
+	}
+	pfn = nopfn_test_ret(st, pfn);
+	nopfn_test_state_put(st);
+	return pfn;
 }
 
 static unsigned long nopfn_test_nopfn(struct vm_fault *vmf)
@@ -254,7 +429,7 @@ static unsigned long nopfn_test_nopfn(struct vm_fault *vmf)
 	struct nopfn_test_state *st = vma->vm_private_data;
 	struct nopfn_test_page *p;
 	unsigned long pfn;
-	bool unlocked;
+	u32 behaviour;
 
 	atomic64_inc(&st->cnt.calls);
 
@@ -265,13 +440,25 @@ static unsigned long nopfn_test_nopfn(struct vm_fault *vmf)
 
 	p = &st->pages[vmf->pgoff];
 
+	/* Before anything that NOPFN_TEST_IOC_REVOKE changes is read. */
+#ifdef NOPFN_TEST_HAVE_READ_BEGIN
+	nopfn_read_begin(vmf, &st->seq);
+#endif
+
 	mutex_lock(&st->lock);
-	switch (p->behaviour) {
+	behaviour = p->behaviour;
+	switch (behaviour) {
 	case NOPFN_TEST_CARVE:
 		pfn = carve_pfn + vmf->pgoff;
 		break;
 	case NOPFN_TEST_SIGBUS:
 		pfn = NOPFN_SIGBUS;
+		break;
+	case NOPFN_TEST_OOM:
+		pfn = NOPFN_OOM;
+		break;
+	case NOPFN_TEST_RETURN:
+		pfn = p->value;
 		break;
 	case NOPFN_TEST_OOM_ONCE:
 		if (!p->oom_done) {
@@ -281,17 +468,28 @@ static unsigned long nopfn_test_nopfn(struct vm_fault *vmf)
 		}
 		pfn = nopfn_test_ram_pfn(st, p);
 		break;
+	case NOPFN_TEST_RELEASE_RETURN:
+	case NOPFN_TEST_RELEASE_TWICE:
+		mutex_unlock(&st->lock);
+		return nopfn_test_misuse(vmf, st, p, behaviour);
+	case NOPFN_TEST_GATE:
+	case NOPFN_TEST_GATE_UNLOCKED:
+		mutex_unlock(&st->lock);
+		return nopfn_test_gated(vmf, st, p, behaviour);
 	case NOPFN_TEST_SLEEP_LOCKED:
 	case NOPFN_TEST_SLEEP_UNLOCKED:
+	case NOPFN_TEST_SLEEP_SPLIT:
+	case NOPFN_TEST_SLEEP_REFAULT:
 		if (!p->wait_armed) {
 			WRITE_ONCE(p->wait_end,
 				   jiffies + msecs_to_jiffies(p->sleep_ms));
 			WRITE_ONCE(p->wait_armed, true);
 		}
-		if (!nopfn_test_wait_over(p)) {
-			unlocked = p->behaviour == NOPFN_TEST_SLEEP_UNLOCKED;
+		if (!nopfn_test_wait_over(p) ||
+		    (behaviour == NOPFN_TEST_SLEEP_REFAULT &&
+		     p->refaults < nopfn_test_refaults(p))) {
 			mutex_unlock(&st->lock);
-			return nopfn_test_sleep(vmf, st, p, unlocked);
+			return nopfn_test_sleep(vmf, st, p, behaviour);
 		}
 		pfn = nopfn_test_ram_pfn(st, p);
 		break;
@@ -304,6 +502,41 @@ static unsigned long nopfn_test_nopfn(struct vm_fault *vmf)
 	return nopfn_test_ret(st, pfn);
 }
 
+/* NOPFN_TEST_MAP_FAULT: ->fault() beside ->nopfn(); the core must call it. */
+static vm_fault_t nopfn_test_fault(struct vm_fault *vmf)
+{
+	struct nopfn_test_state *st = vmf->vma->vm_private_data;
+	unsigned long pfn;
+
+	atomic64_inc(&st->cnt.fault_calls);
+	if (vmf->pgoff >= NOPFN_TEST_MAX_PAGES)
+		return VM_FAULT_SIGBUS;
+	pfn = nopfn_test_ram_pfn_locked(st, &st->pages[vmf->pgoff]);
+	if (pfn == NOPFN_OOM)
+		return VM_FAULT_OOM;
+	return vmf_insert_pfn(vmf->vma, vmf->address, pfn);
+}
+
+/* NOPFN_TEST_MAP_MKWRITE*: the first write to a read-only PTE. */
+static vm_fault_t nopfn_test_pfn_mkwrite(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct nopfn_test_state *st = vma->vm_private_data;
+
+	atomic64_inc(&st->cnt.mkwrite_calls);
+	if (vma->vm_ops == &nopfn_test_mkwrite_misuse_vm_ops &&
+	    nopfn_release_mmap_lock(vmf)) {
+		/*
+		 * The helper let go of the lock outside ->nopfn(): take it
+		 * back, so that the fault path's unlock stays balanced, and
+		 * report it.
+		 */
+		atomic64_inc(&st->cnt.misuse_released);
+		mmap_read_lock(vma->vm_mm);
+	}
+	return 0;
+}
+
 static void nopfn_test_vm_open(struct vm_area_struct *vma)
 {
 	nopfn_test_state_get(vma->vm_private_data);
@@ -314,9 +547,54 @@ static void nopfn_test_vm_close(struct vm_area_struct *vma)
 	nopfn_test_state_put(vma->vm_private_data);
 }
 
+/* NOPFN_TEST_MAP_NO_FILE: each VMA holds the file through the state. */
+static void nopfn_test_nofile_open(struct vm_area_struct *vma)
+{
+	struct nopfn_test_state *st = vma->vm_private_data;
+
+	nopfn_test_state_get(st);
+	get_file(st->file);
+}
+
+static void nopfn_test_nofile_close(struct vm_area_struct *vma)
+{
+	struct nopfn_test_state *st = vma->vm_private_data;
+	struct file *file = st->file;
+
+	nopfn_test_state_put(st);
+	fput(file);
+}
+
 static const struct vm_operations_struct nopfn_test_vm_ops = {
 	.open = nopfn_test_vm_open,
 	.close = nopfn_test_vm_close,
+	.nopfn = nopfn_test_nopfn,
+};
+
+static const struct vm_operations_struct nopfn_test_fault_vm_ops = {
+	.open = nopfn_test_vm_open,
+	.close = nopfn_test_vm_close,
+	.fault = nopfn_test_fault,
+	.nopfn = nopfn_test_nopfn,
+};
+
+static const struct vm_operations_struct nopfn_test_mkwrite_vm_ops = {
+	.open = nopfn_test_vm_open,
+	.close = nopfn_test_vm_close,
+	.nopfn = nopfn_test_nopfn,
+	.pfn_mkwrite = nopfn_test_pfn_mkwrite,
+};
+
+static const struct vm_operations_struct nopfn_test_mkwrite_misuse_vm_ops = {
+	.open = nopfn_test_vm_open,
+	.close = nopfn_test_vm_close,
+	.nopfn = nopfn_test_nopfn,
+	.pfn_mkwrite = nopfn_test_pfn_mkwrite,
+};
+
+static const struct vm_operations_struct nopfn_test_nofile_vm_ops = {
+	.open = nopfn_test_nofile_open,
+	.close = nopfn_test_nofile_close,
 	.nopfn = nopfn_test_nopfn,
 };
 
@@ -327,12 +605,14 @@ static int nopfn_test_open(struct inode *inode, struct file *file)
 	st = nopfn_test_state_alloc();
 	if (!st)
 		return -ENOMEM;
+	st->file = file;
 	file->private_data = st;
 	return nonseekable_open(inode, file);
 }
 
 static int nopfn_test_release(struct inode *inode, struct file *file)
 {
+	atomic_long_inc(&nopfn_test_all_releases);
 	nopfn_test_state_put(file->private_data);
 	return 0;
 }
@@ -340,6 +620,7 @@ static int nopfn_test_release(struct inode *inode, struct file *file)
 static int nopfn_test_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct nopfn_test_state *st = file->private_data;
+	const struct vm_operations_struct *ops = &nopfn_test_vm_ops;
 	unsigned long pages = vma_pages(vma);
 	bool shared = vma->vm_flags & VM_SHARED;
 	u32 mode;
@@ -354,7 +635,8 @@ static int nopfn_test_mmap(struct file *file, struct vm_area_struct *vma)
 
 	switch (mode) {
 	case NOPFN_TEST_MAP_PFNMAP:
-		if (!shared)
+		/* Private is fine without VM_MAYWRITE: not copy-on-write. */
+		if (is_cow_mapping(vma->vm_flags))
 			return -EINVAL;
 		vma->vm_flags |= VM_PFNMAP | VM_IO;
 		break;
@@ -367,13 +649,42 @@ static int nopfn_test_mmap(struct file *file, struct vm_area_struct *vma)
 			return -EINVAL;
 		vma->vm_flags |= VM_PFNMAP | VM_IO;
 		break;
+	case NOPFN_TEST_MAP_MIXED:
+		if (!shared)
+			return -EINVAL;
+		vma->vm_flags |= VM_MIXEDMAP | VM_IO;
+		break;
+	case NOPFN_TEST_MAP_FAULT:
+	case NOPFN_TEST_MAP_MKWRITE:
+	case NOPFN_TEST_MAP_MKWRITE_MISUSE:
+	case NOPFN_TEST_MAP_NO_FILE:
+		if (!shared)
+			return -EINVAL;
+		vma->vm_flags |= VM_PFNMAP | VM_IO;
+		if (mode == NOPFN_TEST_MAP_FAULT)
+			ops = &nopfn_test_fault_vm_ops;
+		else if (mode == NOPFN_TEST_MAP_MKWRITE)
+			ops = &nopfn_test_mkwrite_vm_ops;
+		else if (mode == NOPFN_TEST_MAP_MKWRITE_MISUSE)
+			ops = &nopfn_test_mkwrite_misuse_vm_ops;
+		else
+			ops = &nopfn_test_nofile_vm_ops;
+		break;
 	default:
 		return -EINVAL;
 	}
 	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
-	vma->vm_ops = &nopfn_test_vm_ops;
+	vma->vm_ops = ops;
 	vma->vm_private_data = st;
 	nopfn_test_state_get(st);	/* ->open() is not called for this VMA */
+	if (ops == &nopfn_test_nofile_vm_ops) {
+		/*
+		 * The VMA's reference on the file, taken by mmap(), is kept by
+		 * the state instead (st->file is this file): the VMA has no
+		 * vm_file, and ->close() drops it.
+		 */
+		vma->vm_file = NULL;
+	}
 	return 0;
 }
 
@@ -405,13 +716,24 @@ static long nopfn_test_set_pages(struct nopfn_test_state *st,
 	    req.count > NOPFN_TEST_MAX_PAGES - req.first ||
 	    req.behaviour >= NOPFN_TEST_NR_BEHAVIOURS)
 		return -EINVAL;
-	if (req.behaviour == NOPFN_TEST_SLEEP_LOCKED ||
-	    req.behaviour == NOPFN_TEST_SLEEP_UNLOCKED) {
+	switch (req.behaviour) {
+	case NOPFN_TEST_SLEEP_LOCKED:
+	case NOPFN_TEST_SLEEP_UNLOCKED:
+	case NOPFN_TEST_SLEEP_SPLIT:
+	case NOPFN_TEST_SLEEP_REFAULT:
+	case NOPFN_TEST_GATE:
+	case NOPFN_TEST_GATE_UNLOCKED:
 		if (req.sleep_ms > NOPFN_TEST_MAX_SLEEP_MS)
 			return -EINVAL;
-	} else if (req.sleep_ms) {
-		return -EINVAL;
+		break;
+	default:
+		if (req.sleep_ms)
+			return -EINVAL;
 	}
+	if (req.value && req.behaviour != NOPFN_TEST_RETURN &&
+	    (req.behaviour != NOPFN_TEST_SLEEP_REFAULT ||
+	     req.value > NOPFN_TEST_MAX_REFAULTS))
+		return -EINVAL;
 	if (req.behaviour == NOPFN_TEST_CARVE) {
 		if (!carve_pages)
 			return -ENODEV;
@@ -426,9 +748,14 @@ static long nopfn_test_set_pages(struct nopfn_test_state *st,
 		p = &st->pages[i];
 		p->behaviour = req.behaviour;
 		p->sleep_ms = req.sleep_ms;
+		p->value = req.value;
 		p->oom_done = false;
+		p->refaults = 0;
 		WRITE_ONCE(p->wait_armed, false);
 	}
+	if (req.behaviour == NOPFN_TEST_GATE ||
+	    req.behaviour == NOPFN_TEST_GATE_UNLOCKED)
+		WRITE_ONCE(st->gate_open, false);
 	mutex_unlock(&st->lock);
 	/* Waits of pages whose behaviour changed are over. */
 	wake_up_all(&st->wq);
@@ -450,6 +777,12 @@ static long nopfn_test_get_stats(struct nopfn_test_state *st,
 		.all_states = atomic_long_read(&nopfn_test_all_states),
 		.carve_pfn = carve_pages ? carve_pfn : 0,
 		.carve_pages = carve_pages,
+		.fault_calls = atomic64_read(&st->cnt.fault_calls),
+		.mkwrite_calls = atomic64_read(&st->cnt.mkwrite_calls),
+		.misuse_released = atomic64_read(&st->cnt.misuse_released),
+		.twice_released = atomic64_read(&st->cnt.twice_released),
+		.gate_waiting = atomic_read(&nopfn_test_gate_waiting),
+		.all_releases = atomic_long_read(&nopfn_test_all_releases),
 	};
 
 	mutex_lock(&st->lock);
@@ -468,6 +801,10 @@ static void nopfn_test_reset_stats(struct nopfn_test_state *st)
 	atomic64_set(&st->cnt.ret_refault, 0);
 	atomic64_set(&st->cnt.ret_retry, 0);
 	atomic64_set(&st->cnt.lock_kept, 0);
+	atomic64_set(&st->cnt.fault_calls, 0);
+	atomic64_set(&st->cnt.mkwrite_calls, 0);
+	atomic64_set(&st->cnt.misuse_released, 0);
+	atomic64_set(&st->cnt.twice_released, 0);
 }
 
 static long nopfn_test_query(struct nopfn_test_state *st, void __user *argp)
@@ -494,8 +831,7 @@ static long nopfn_test_query(struct nopfn_test_state *st, void __user *argp)
 	if (mmap_read_lock_killable(mm))
 		return -EINTR;
 	vma = vma_lookup(mm, q.addr);
-	if (!vma || vma->vm_ops != &nopfn_test_vm_ops ||
-	    vma->vm_private_data != st) {
+	if (!vma || !nopfn_test_vma(vma) || vma->vm_private_data != st) {
 		ret = -EFAULT;
 		goto out_unlock;
 	}
@@ -523,7 +859,7 @@ out_unlock:
 	return copy_to_user(argp, &q, sizeof(q)) ? -EFAULT : 0;
 }
 
-/* End every wait of @st now. */
+/* End every wait of @st now, and open its gate. */
 static void nopfn_test_wake(struct nopfn_test_state *st)
 {
 	unsigned int i;
@@ -533,8 +869,41 @@ static void nopfn_test_wake(struct nopfn_test_state *st)
 		if (st->pages[i].wait_armed)
 			WRITE_ONCE(st->pages[i].wait_end, jiffies);
 	}
+	WRITE_ONCE(st->gate_open, true);
 	mutex_unlock(&st->lock);
 	wake_up_all(&st->wq);
+}
+
+/*
+ * Revoke the PFNs of a range of pages, as a driver whose memory goes away
+ * does (Documentation/mm/nopfn.rst, "Revoking PFNs"): change the state in a
+ * write section of the revoke count, then zap the PTEs.
+ */
+static long nopfn_test_revoke(struct file *file, struct nopfn_test_state *st,
+			      void __user *argp)
+{
+	struct nopfn_test_pages req;
+	unsigned long i;
+
+	if (copy_from_user(&req, argp, sizeof(req)))
+		return -EFAULT;
+	if (!req.count || req.first >= NOPFN_TEST_MAX_PAGES ||
+	    req.count > NOPFN_TEST_MAX_PAGES - req.first || req.behaviour ||
+	    req.sleep_ms || req.value)
+		return -EINVAL;
+
+	mutex_lock(&st->lock);
+	spin_lock(&st->seq_lock);
+	write_seqcount_begin(&st->seq);
+	for (i = req.first; i < req.first + req.count; i++)
+		st->pages[i].behaviour = NOPFN_TEST_SIGBUS;
+	write_seqcount_end(&st->seq);
+	spin_unlock(&st->seq_lock);
+	mutex_unlock(&st->lock);
+
+	unmap_mapping_range(file->f_mapping, (loff_t)req.first << PAGE_SHIFT,
+			    (loff_t)req.count << PAGE_SHIFT, 1);
+	return 0;
 }
 
 static long nopfn_test_ioctl(struct file *file, unsigned int cmd,
@@ -566,6 +935,8 @@ static long nopfn_test_ioctl(struct file *file, unsigned int cmd,
 	case NOPFN_TEST_IOC_WAKE:
 		nopfn_test_wake(st);
 		return 0;
+	case NOPFN_TEST_IOC_REVOKE:
+		return nopfn_test_revoke(file, st, argp);
 	default:
 		return -ENOTTY;
 	}

@@ -30,6 +30,7 @@ struct kmsg_check {
 	char splat_first[160];	/* first report line of the current splat */
 	unsigned long lines;	/* records read */
 	unsigned long reports;	/* reports found, allowed ones not counted */
+	unsigned long allowed;	/* allowed splats seen through to their end */
 	char first[256];	/* the first of them */
 };
 
@@ -159,6 +160,8 @@ static inline void kmsg_line(struct kmsg_check *k, const char *s,
 			if (!k->splat_allowed)
 				kmsg_report(k, k->splat_first[0] ?
 					    k->splat_first : s);
+			else
+				k->allowed++;
 			k->in_splat = false;
 		}
 		return;

@@ -22,6 +22,8 @@
 #define NOPFN_TEST_MAX_PAGES		1024
 /* Longest wait that NOPFN_TEST_SLEEP_* accept, in milliseconds. */
 #define NOPFN_TEST_MAX_SLEEP_MS		2000
+/* Most NOPFN_REFAULTs a NOPFN_TEST_SLEEP_REFAULT page gives. */
+#define NOPFN_TEST_MAX_REFAULTS		16
 
 /**
  * enum nopfn_test_behaviour - what ->nopfn() does for a page
@@ -40,7 +42,35 @@
  * @NOPFN_TEST_SLEEP_UNLOCKED: as @NOPFN_TEST_SLEEP_LOCKED, but the call
  *	releases mmap_lock with nopfn_release_mmap_lock(), waits and returns
  *	NOPFN_RETRY; when the lock may not be released it waits holding it.
+ * @NOPFN_TEST_OOM: return NOPFN_OOM, every time (a failure that persists).
+ * @NOPFN_TEST_RETURN: return @value of &struct nopfn_test_pages as it is
+ *	(a reserved value, or NOPFN_RETRY without releasing mmap_lock).
+ * @NOPFN_TEST_RELEASE_RETURN: misuse: release mmap_lock, then return the
+ *	page's RAM PFN instead of NOPFN_RETRY; when the lock may not be
+ *	released, return the PFN holding it.
+ * @NOPFN_TEST_RELEASE_TWICE: misuse: call nopfn_release_mmap_lock() a
+ *	second time after it released the lock, then return NOPFN_RETRY; when
+ *	the lock may not be released, behave as @NOPFN_TEST_RAM.
+ * @NOPFN_TEST_SLEEP_SPLIT: as @NOPFN_TEST_SLEEP_UNLOCKED, but the first,
+ *	unlocked wait lasts only half of sleep_ms: the retried fault cannot
+ *	release the lock again and waits the other half holding it.
+ * @NOPFN_TEST_SLEEP_REFAULT: the first call waits sleep_ms (holding
+ *	mmap_lock) and returns NOPFN_REFAULT, as a handler does that changed
+ *	the page's state and wants the access repeated, and so do the next
+ *	calls, @value of them in all (1 if zero, at most
+ *	%NOPFN_TEST_MAX_REFAULTS); later calls behave as @NOPFN_TEST_RAM.
+ * @NOPFN_TEST_GATE: look up the RAM PFN (after nopfn_read_begin() on the
+ *	file's revoke count), then wait holding mmap_lock, at most sleep_ms,
+ *	until %NOPFN_TEST_IOC_WAKE opens the gate, and return the PFN looked
+ *	up before the wait.
+ * @NOPFN_TEST_GATE_UNLOCKED: release mmap_lock, wait at the gate as
+ *	@NOPFN_TEST_GATE (at most sleep_ms) and return NOPFN_RETRY; when the
+ *	lock may not be released, behave as @NOPFN_TEST_RAM.
  * @NOPFN_TEST_NR_BEHAVIOURS: number of behaviours.
+ *
+ * Waits end early on a signal for a fault from user mode, and only on a
+ * fatal signal for a fault from kernel mode (a uaccess or
+ * fixup_user_fault()), as Documentation/mm/nopfn.rst asks.
  */
 enum nopfn_test_behaviour {
 	NOPFN_TEST_RAM,
@@ -49,6 +79,14 @@ enum nopfn_test_behaviour {
 	NOPFN_TEST_OOM_ONCE,
 	NOPFN_TEST_SLEEP_LOCKED,
 	NOPFN_TEST_SLEEP_UNLOCKED,
+	NOPFN_TEST_OOM,
+	NOPFN_TEST_RETURN,
+	NOPFN_TEST_RELEASE_RETURN,
+	NOPFN_TEST_RELEASE_TWICE,
+	NOPFN_TEST_SLEEP_SPLIT,
+	NOPFN_TEST_SLEEP_REFAULT,
+	NOPFN_TEST_GATE,
+	NOPFN_TEST_GATE_UNLOCKED,
 	NOPFN_TEST_NR_BEHAVIOURS,
 };
 
@@ -61,12 +99,35 @@ enum nopfn_test_behaviour {
  * @NOPFN_TEST_MAP_COW: misuse: a private (copy-on-write) VM_PFNMAP mapping
  *	with ->nopfn(). Requires MAP_PRIVATE. Faults must be refused by the
  *	core.
+ * @NOPFN_TEST_MAP_MIXED: misuse: a shared VM_MIXEDMAP mapping with
+ *	->nopfn().
+ * @NOPFN_TEST_MAP_FAULT: a shared VM_PFNMAP mapping whose ops have both
+ *	->fault() and ->nopfn(): ->fault() (which maps the page's RAM with
+ *	vmf_insert_pfn() and counts @fault_calls) must win.
+ * @NOPFN_TEST_MAP_MKWRITE: as @NOPFN_TEST_MAP_PFNMAP, with a ->pfn_mkwrite()
+ *	that counts @mkwrite_calls and lets the write go on.
+ * @NOPFN_TEST_MAP_MKWRITE_MISUSE: as @NOPFN_TEST_MAP_MKWRITE, and the
+ *	->pfn_mkwrite() calls nopfn_release_mmap_lock(), which must refuse;
+ *	should it release the lock, the module takes it back and counts
+ *	@misuse_released.
+ * @NOPFN_TEST_MAP_NO_FILE: as @NOPFN_TEST_MAP_PFNMAP, but the VMA has no
+ *	vm_file: ->mmap() moves the VMA's reference on the file into the
+ *	module's state (each VMA derived from it takes its own), so the file
+ *	and thereby the module stay as long as the VMA does.
  * @NOPFN_TEST_NR_MAP_MODES: number of modes.
+ *
+ * In @NOPFN_TEST_MAP_PFNMAP mode a private mapping of a file opened
+ * read-only is accepted: it lacks VM_MAYWRITE and is not copy-on-write.
  */
 enum nopfn_test_map_mode {
 	NOPFN_TEST_MAP_PFNMAP,
 	NOPFN_TEST_MAP_NO_PFNMAP,
 	NOPFN_TEST_MAP_COW,
+	NOPFN_TEST_MAP_MIXED,
+	NOPFN_TEST_MAP_FAULT,
+	NOPFN_TEST_MAP_MKWRITE,
+	NOPFN_TEST_MAP_MKWRITE_MISUSE,
+	NOPFN_TEST_MAP_NO_FILE,
 	NOPFN_TEST_NR_MAP_MODES,
 };
 
@@ -76,8 +137,11 @@ enum nopfn_test_map_mode {
  * @count: number of pages, at least one; @first + @count must not exceed
  *	%NOPFN_TEST_MAX_PAGES.
  * @behaviour: an &enum nopfn_test_behaviour.
- * @sleep_ms: length of the wait of the NOPFN_TEST_SLEEP_* behaviours, at most
- *	%NOPFN_TEST_MAX_SLEEP_MS; must be zero for the others.
+ * @sleep_ms: length of the wait of the NOPFN_TEST_SLEEP_* and NOPFN_TEST_GATE*
+ *	behaviours, at most %NOPFN_TEST_MAX_SLEEP_MS; must be zero for the
+ *	others.
+ * @value: what NOPFN_TEST_RETURN returns, or how many NOPFN_REFAULTs
+ *	NOPFN_TEST_SLEEP_REFAULT gives; must be zero for the others.
  *
  * Setting a behaviour also forgets the page's past: a NOPFN_TEST_OOM_ONCE
  * page fails once more, a NOPFN_TEST_SLEEP_* wait starts again at the next
@@ -89,6 +153,7 @@ struct nopfn_test_pages {
 	__u64 count;
 	__u32 behaviour;
 	__u32 sleep_ms;
+	__u64 value;
 };
 
 /**
@@ -105,9 +170,17 @@ struct nopfn_test_pages {
  * @all_states: states alive in the module (open files or their mappings).
  * @carve_pfn: first PFN of the carve-out, 0 if none was configured.
  * @carve_pages: size of the carve-out in pages.
+ * @fault_calls: ->fault() calls (NOPFN_TEST_MAP_FAULT).
+ * @mkwrite_calls: ->pfn_mkwrite() calls (NOPFN_TEST_MAP_MKWRITE*).
+ * @misuse_released: calls of nopfn_release_mmap_lock() from ->pfn_mkwrite()
+ *	that released mmap_lock (the core must refuse them).
+ * @twice_released: second calls of nopfn_release_mmap_lock() in a handler
+ *	that returned true (NOPFN_TEST_RELEASE_TWICE).
+ * @gate_waiting: handlers of all states waiting at a gate now.
+ * @all_releases: files of the module released since it was loaded.
  *
- * The counters from @calls to @lock_kept are those that
- * %NOPFN_TEST_IOC_RESET_STATS sets to zero.
+ * The counters from @calls to @lock_kept, and @fault_calls to
+ * @twice_released, are those that %NOPFN_TEST_IOC_RESET_STATS sets to zero.
  */
 struct nopfn_test_stats {
 	__u64 calls;
@@ -122,6 +195,12 @@ struct nopfn_test_stats {
 	__u64 all_states;
 	__u64 carve_pfn;
 	__u64 carve_pages;
+	__u64 fault_calls;
+	__u64 mkwrite_calls;
+	__u64 misuse_released;
+	__u64 twice_released;
+	__u64 gate_waiting;
+	__u64 all_releases;
 };
 
 /* Flags of struct nopfn_test_query. */
@@ -171,8 +250,26 @@ struct nopfn_test_query {
  */
 #define NOPFN_TEST_IOC_QUERY \
 	_IOWR(NOPFN_TEST_IOC_MAGIC, 5, struct nopfn_test_query)
-/* NOPFN_TEST_IOC_WAKE: end every wait of NOPFN_TEST_SLEEP_* pages now. */
+/*
+ * NOPFN_TEST_IOC_WAKE: end every wait of NOPFN_TEST_SLEEP_* pages now, and
+ * open the gate of NOPFN_TEST_GATE* pages (until their behaviour is set
+ * again).
+ */
 #define NOPFN_TEST_IOC_WAKE		_IO(NOPFN_TEST_IOC_MAGIC, 6)
+/*
+ * NOPFN_TEST_IOC_REVOKE: revoke the PFNs of a range of pages (@first and
+ * @count of struct nopfn_test_pages; the rest must be zero): within a
+ * write section of the file's revoke count (nopfn_read_begin()), the pages
+ * become NOPFN_TEST_SIGBUS; then every PTE of them is zapped with
+ * unmap_mapping_range(). Gates stay as they are. Errors: EINVAL.
+ */
+#define NOPFN_TEST_IOC_REVOKE \
+	_IOW(NOPFN_TEST_IOC_MAGIC, 7, struct nopfn_test_pages)
+/*
+ * The module parameter gate_waiting (/sys/module/nopfn_test/parameters/)
+ * is @gate_waiting of struct nopfn_test_stats, readable without opening a
+ * file (which would pin the module).
+ */
 
 /*
  * Benchmark devices of the same module, the counterparts of mspec's
