@@ -349,7 +349,11 @@ class KernelBuild:
                 # W=1 over the files the series touches: any warning there
                 # is one the series brought in.
                 w1_log = self.entry.path / "w1.log"
-                touched = [f[:-2] + ".o" for f in self.tree.touched_c_files()]
+                # ... those of them that this configuration builds (the
+                # series also touches other architectures' and drivers'
+                # files, which cannot be compiled here)
+                touched = [f[:-2] + ".o" for f in self.tree.touched_c_files()
+                           if (self.out / (f[:-2] + ".o")).is_file()]
                 w1 = []
                 if touched:
                     run_logged(cmd(make + ["W=1", f"-j{self.jobs}",

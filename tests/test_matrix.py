@@ -45,6 +45,35 @@ def test_series_w1_clean(matrix, arch):
     assert not w, "W=1 warnings:\n" + "\n".join(w)
 
 
+# The C files the series touches, and the option that builds each here
+# (None: every configuration).
+SERIES_C_FILES = {
+    "mm/memory.c": None,
+    "mm/util.c": None,
+    "arch/riscv/mm/cacheflush.c": "CONFIG_RISCV",
+    "drivers/char/mspec.c": "CONFIG_MSPEC",     # ia64's in-tree user
+}
+
+
+@phase(1)
+def test_series_files_compiled(matrix, arch):
+    """Every C file of the series that this configuration builds was
+    compiled, with W=1 (ia64: the in-tree mspec converted to ->nopfn())."""
+    from matrix import kernel
+    art = matrix.artifacts(arch)
+    _fail_build(art, "kernel")
+    touched = matrix.builder.tree.touched_c_files()
+    unknown = sorted(set(touched) - set(SERIES_C_FILES))
+    assert not unknown, f"add to SERIES_C_FILES: {unknown}"
+    config = kernel.fragment_options(
+        (art.kernel_log.parent / "build" / ".config").read_text())
+    want = [f for f in touched if SERIES_C_FILES[f] is None or
+            config.get(SERIES_C_FILES[f], "n") in ("y", "m")]
+    missing = [f for f in want
+               if f[:-2] + ".o" not in art.kernel_meta["w1_files"]]
+    assert not missing, f"not compiled with W=1: {missing}"
+
+
 @phase(2)
 def test_modules_build(matrix, arch):
     """Every module of driver/Kbuild builds with W=1 and no warning."""

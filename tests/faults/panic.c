@@ -1,7 +1,8 @@
 /*
- * A test that panics the kernel: panic_on_warn, then the ->nopfn() misuse
- * that the core reports with WARN_ONCE (a copy-on-write mapping of
- * /dev/nopfn_test, see tests/guest/nopfn_faults.c misuse_cow_mapping).
+ * A test that panics the kernel: panic_on_warn, then a ->nopfn() misuse
+ * that the core reports with WARN_ONCE (a handler that returns a value of
+ * the reserved range, see tests/guest/nopfn_api.c), re-armed first
+ * through debugfs clear_warn_once.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,20 +12,33 @@
 
 #include <nopfn_test.h>
 
+static int write_file(const char *path, const char *s, size_t n)
+{
+	int fd = open(path, O_WRONLY);
+	int ok = fd >= 0 && write(fd, s, n) == (ssize_t)n;
+
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : -1;
+}
+
 int main(void)
 {
-	__u32 mode = NOPFN_TEST_MAP_COW;
+	struct nopfn_test_pages req = {
+		.first = 0, .count = 1, .behaviour = NOPFN_TEST_RETURN,
+		.value = (__u64)-4095,
+	};
 	volatile char *m;
 	int fd;
 
-	fd = open("/proc/sys/kernel/panic_on_warn", O_WRONLY);
-	if (fd < 0 || write(fd, "1\n", 2) != 2)
+	if (write_file("/proc/sys/kernel/panic_on_warn", "1\n", 2))
 		return perror("panic_on_warn"), 2;
-	close(fd);
+	if (write_file("/sys/kernel/debug/clear_warn_once", "1", 1))
+		return perror("clear_warn_once"), 2;
 	fd = open("/dev/nopfn_test", O_RDWR);
-	if (fd < 0 || ioctl(fd, NOPFN_TEST_IOC_SET_MAP_MODE, &mode))
+	if (fd < 0 || ioctl(fd, NOPFN_TEST_IOC_SET_PAGES, &req))
 		return perror("/dev/nopfn_test"), 2;
-	m = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED)
 		return perror("mmap"), 2;
 	printf("about to panic\n");

@@ -766,8 +766,9 @@ enum { FR_OK, FR_SIGBUS, FR_OOM };
  *  SIGBUS; OOM_ONCE: NOPFN_OOM the first time, then RAM; SLEEP_*: a wait,
  *  then RAM (NOPFN_RETRY in between when it waits without mmap_lock).
  *
- * do_nopfn() (patch 0001) turns NOPFN_SIGBUS into VM_FAULT_SIGBUS and
- * NOPFN_OOM into VM_FAULT_OOM.
+ * do_nopfn() turns NOPFN_SIGBUS into VM_FAULT_SIGBUS, and NOPFN_OOM too
+ * for a task that is not dying and has no memcg OOM to run (the guests
+ * have no memory cgroups): kernel/patches, "mm: add ->nopfn()".
  */
 static int nopfn_call(struct mobj *o, struct mpage *mp, unsigned int b)
 {
@@ -852,11 +853,10 @@ static bool opt_known_bugs;
  * present PTE is used without a fault (change_protection() kept it
  * through mprotect(); VM_PFNMAP PTEs are copied at fork(), vma_needs_copy()).
  * Otherwise do_fault() -> do_nopfn() calls ->nopfn() (nopfn_call()).
- * VM_FAULT_OOM from a user fault returns to user space, which faults
- * again (pagefault_out_of_memory()): until it works. VM_FAULT_SIGBUS is
- * SIGBUS/BUS_ADRERR at the address. A kernel-mode fault that fails either
- * way is an EFAULT of the uaccess (kernelmode_fixup_or_oops(), arm64 and
- * riscv no_context) after uaccess_tries attempts.
+ * VM_FAULT_SIGBUS (NOPFN_SIGBUS or NOPFN_OOM) is SIGBUS/BUS_ADRERR at the
+ * address. A kernel-mode fault that fails is an EFAULT of the uaccess
+ * (kernelmode_fixup_or_oops(), arm64 and riscv no_context) after
+ * uaccess_tries attempts.
  */
 static struct tres model_access(struct mproc *p, unsigned long pg, int w,
 				bool write, uint64_t val, bool kernel)
@@ -891,7 +891,7 @@ static struct tres model_access(struct mproc *p, unsigned long pg, int w,
 		tries = kernel ? uaccess_tries : -1;
 		do {
 			fr = nopfn_call(o, mp, b);
-		} while (fr != FR_OK && (kernel ? --tries > 0 : fr == FR_OOM));
+		} while (fr != FR_OK && kernel && --tries > 0);
 		if (fr != FR_OK) {
 			r.sig = SIGBUS;
 			r.code = BUS_ADRERR;

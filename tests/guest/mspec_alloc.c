@@ -8,10 +8,9 @@
  *  - SIGBUS: the touching process dies of SIGBUS, the failure is counted,
  *    nothing is allocated or leaked, other pages of the mapping keep their
  *    data, and the page can be touched again afterwards;
- *  - OOM path: in 6.1 VM_FAULT_OOM from a user fault without a real OOM
- *    retries the fault (pagefault_out_of_memory()): the access completes
- *    once the injected failures are used up (or, should the OOM killer
- *    pick the task, it dies of SIGKILL), and nothing leaks either way;
+ *  - OOM path: NOPFN_OOM outside a memcg OOM, for a task that is not
+ *    dying, is SIGBUS too (the series: 6.1's pagefault_out_of_memory()
+ *    would retry the fault for ever), every time, and nothing leaks;
  *  - pages come back zeroed: whatever a mapping wrote, a later mapping of
  *    any type reads zeros on first touch.
  */
@@ -207,10 +206,16 @@ TEST_F(alloc, failures_count_down)
 	munmap(p, 4 * psz);
 }
 
-TEST_F(alloc, injected_failure_takes_oom_path)
+/*
+ * NOPFN_OOM for a task that is not dying, without a memcg OOM to run: the
+ * fault cannot be satisfied and the task gets SIGBUS, every time, instead
+ * of faulting for ever; each failure is counted, nothing leaks, and once
+ * the injected failures are used up the page comes.
+ */
+TEST_F(alloc, injected_oom_is_sigbus)
 {
 	struct counters c;
-	int t;
+	int t, i;
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
@@ -218,24 +223,21 @@ TEST_F(alloc, injected_failure_takes_oom_path)
 	for (t = 0; t < NTYPES; t++) {
 		struct counters before, *base = &before;
 		char *p = map_rw(dev_path[t], 2 * psz);
-		int ret;
 
 		ASSERT_NE(MAP_FAILED, p);
 		ASSERT_EQ(0, read_counters(type_name[t], base));
 		ASSERT_EQ(0, write_knob("fail_next_alloc", "3"));
-		ret = touch_in_child(p, 0, true);
-		EXPECT_TRUE(ret == 0 || ret == 128 + SIGKILL)
-			TH_LOG("%s: child ended with %d", type_name[t], ret);
-		if (ret == 128 + SIGKILL)
-			TH_LOG("%s: the OOM killer chose the task", type_name[t]);
-		EXPECT_EQ(0, read_knob("fail_next_alloc"));
-
+		for (i = 0; i < 3; i++) {
+			EXPECT_EQ(128 + SIGBUS, touch_in_child(p, 0, true))
+				TH_LOG("%s: touch %d", type_name[t], i);
+			EXPECT_EQ(2 - i, read_knob("fail_next_alloc"));
+		}
 		ASSERT_EQ(0, read_counters(type_name[t], &c));
 		EXPECT_EQ(base->failures + 3, c.failures);
-		EXPECT_LE(base->faults + 3, c.faults);
-		EXPECT_EQ(base->in_use + (ret == 0 ? 1 : 0), c.in_use);
-		if (ret == 0)
-			EXPECT_EQ(0xfeedULL, peek64(p));
+		EXPECT_EQ(base->faults + 3, c.faults);
+		EXPECT_EQ(base->in_use, c.in_use);
+		EXPECT_EQ(0, touch_in_child(p, 0, true));
+		EXPECT_EQ(0xfeedULL, peek64(p));
 		munmap(p, 2 * psz);
 	}
 }

@@ -33,7 +33,8 @@
  * data stays), mremap() (growing is refused with EFAULT, MREMAP_DONTUNMAP
  * with EINVAL, a move keeps the data), partial munmap() (the unmapped part
  * gets SIGSEGV/MAPERR). nopfn_test slots have pages that give SIGBUS
- * (SIGBUS with si_addr, every time), that fail once with NOPFN_OOM, that
+ * (SIGBUS with si_addr, every time), that fail once with NOPFN_OOM (SIGBUS
+ * too, once: no memcg OOM here), that
  * wait 2-20 ms with or without mmap_lock (SIGUSR1 interrupts them:
  * NOPFN_REFAULT/NOPFN_RETRY), and pages of the carve-out (memory without
  * struct page; each thread has its own window of it).
@@ -903,6 +904,15 @@ static bool sig_ok(struct slot *s, unsigned int pg, int sig, char *page)
 		atomic_add_ul(&sh->nopfn_sigbus, 1);
 		return true;
 	}
+	if (s->dev == D_NOPFN && s->beh[pg] == B_OOM && sig == SIGBUS) {
+		/*
+		 * NOPFN_OOM without a memcg OOM is SIGBUS, once: the page's
+		 * next call maps RAM.
+		 */
+		s->beh[pg] = B_RAM;
+		atomic_add_ul(&sh->nopfn_sigbus, 1);
+		return true;
+	}
 	if (s->dev != D_NOPFN && sig == SIGBUS) {
 		atomic_add_ul(&sh->mspec_sigbus, 1);	/* injected */
 		return true;
@@ -1124,7 +1134,8 @@ static void op_fork(struct hammer *h)
 
 			if (sig == SIGBUS &&
 			    (guard_addr == a.page || info_lost()) &&
-			    (fs->dev != D_NOPFN || fs->beh[fpg] == B_SIGBUS))
+			    (fs->dev != D_NOPFN || fs->beh[fpg] == B_SIGBUS ||
+			     fs->beh[fpg] == B_OOM))
 				_exit(CHILD_BUS);
 			if (sig)
 				_exit(CHILD_BAD_SIG);
@@ -1172,6 +1183,9 @@ static void op_fork(struct hammer *h)
 		fs->pfn[fpg] = 0;	/* the child's PTE: not known here */
 		atomic_add_ul(&sh->fresh_pages, 1);
 	} else if (fs && fs->dev == D_NOPFN && fs->beh[fpg] == B_SIGBUS) {
+		atomic_add_ul(&sh->nopfn_sigbus, 1);
+	} else if (fs && fs->dev == D_NOPFN && fs->beh[fpg] == B_OOM) {
+		fs->beh[fpg] = B_RAM;	/* NOPFN_OOM was SIGBUS, once */
 		atomic_add_ul(&sh->nopfn_sigbus, 1);
 	} else if (fs) {
 		atomic_add_ul(&sh->mspec_sigbus, 1);
