@@ -7,6 +7,8 @@
  *   mmap_fuzz [--seconds N] [--seed S] [--sequence I [--ops LIST]]
  *
  * matrix-args: --seconds 10 --seed {seed}
+ * matrix-cases: sequences_match_model counters_back kernel_log_clean
+ *   exec_mappings_without_struct_page
  *
  * Sequence I of seed S is generated from splitmix64(S + I): up to 48
  * operations among open/close of a device, mmap() (lengths 0, unaligned,
@@ -215,7 +217,8 @@ struct mobj {
 	long maybe_retry;	/* first calls that may or may not wait */
 };
 
-enum { F_DONTCOPY = 1, F_RAND = 2, F_SEQ = 4 };
+/* F_NOWRITE: no VM_MAYWRITE (MAP_SHARED of a file opened O_RDONLY). */
+enum { F_DONTCOPY = 1, F_RAND = 2, F_SEQ = 4, F_NOWRITE = 8 };
 
 struct mvma {
 	unsigned long start, end;	/* arena page numbers */
@@ -281,7 +284,6 @@ struct shared {
 	/* outcomes: calls that worked, and accesses by result */
 	unsigned long ok[NKINDS];
 	unsigned long acc_data, acc_segv, acc_bus, acc_efault, acc_fresh;
-	unsigned long exec_dropped;	/* see avoid_exec_nopfn */
 };
 
 static struct shared *sh;
@@ -829,17 +831,13 @@ static int nopfn_call(struct mobj *o, struct mpage *mp, unsigned int b)
 static int uaccess_tries;
 
 /*
- * Known kernel bug, riscv64: __set_pte_at() calls flush_icache_pte() for
- * every present executable PTE, which reads pte_page(pte)->flags; a PFN
- * without struct page (the nopfn_test carve-out) has none and the kernel
- * oopses (arch/riscv/include/asm/pgtable.h, arch/riscv/mm/cacheflush.c;
- * arm64's set_pte_at() skips pte_special()). A fault, mprotect(), mremap()
- * or fork() of such a PTE gets there. Until the series fixes it, nopfn_test
- * mappings are never made executable on riscv64 (a SKIP result says how
- * often that was needed); --known-bugs fuzzes them anyway.
+ * Executable PTEs of PFNs without struct page: riscv64's __set_pte_at()
+ * called flush_icache_pte() for every present executable PTE, which read
+ * pte_page(pte)->flags, and oopsed on the nopfn_test carve-out (found by
+ * this fuzzer; fixed by the series' first patch). The sequences map
+ * nopfn_test executable everywhere; exec_carve_check() walks each path
+ * that installs such a PTE (fault, mprotect(), fork(), mremap()) once.
  */
-static bool avoid_exec_nopfn;
-static bool opt_known_bugs;
 
 /*
  * An access of 8 bytes at @addr (arena page @pg, tracked word @w) by the
@@ -1187,10 +1185,6 @@ static void op_mmap(const struct op *op)
 		if (dev == D_NOPFN && op->r[3] % 4 == 0)
 			off = (op->r[3] >> 8) % (NOPFN_TEST_MAX_PAGES - 12) * psz;
 	}
-	if (avoid_exec_nopfn && dev == D_NOPFN && (prot & PROT_EXEC)) {
-		prot &= ~PROT_EXEC;
-		sh->exec_dropped++;
-	}
 	if ((op->r[1] >> 12) % 8 == 0)
 		flags |= MAP_POPULATE;
 	if ((op->r[1] >> 15) % 8 == 0)
@@ -1280,11 +1274,17 @@ static void op_mmap(const struct op *op)
 			else if (16 + 8 * pages > 0x7fffffffUL - 256)
 				want_err = ENOMEM;	/* > INT_MAX */
 		} else {
-			/* nopfn_test_mmap(), NOPFN_TEST_MAP_PFNMAP */
+			/*
+			 * nopfn_test_mmap(), NOPFN_TEST_MAP_PFNMAP; then
+			 * vma_nopfn_check(): copy-on-write is refused, i.e.
+			 * MAP_PRIVATE (always VM_MAYWRITE). MAP_SHARED of a
+			 * file opened O_RDONLY has neither VM_SHARED nor
+			 * VM_MAYWRITE: not copy-on-write, mapped.
+			 */
 			if (pgoff >= NOPFN_TEST_MAX_PAGES ||
 			    pages > NOPFN_TEST_MAX_PAGES - pgoff)
 				want_err = EINVAL;
-			else if (!shared)
+			else if ((flags & MAP_TYPE) == MAP_PRIVATE)
 				want_err = EINVAL;
 		}
 		if (!want_err) {
@@ -1321,6 +1321,8 @@ static void op_mmap(const struct op *op)
 
 	sh->ok[K_MMAP]++;
 	nv = (struct mvma){ .pgoff = pgoff, .prot = prot };
+	if ((flags & MAP_TYPE) != MAP_PRIVATE && !f->rw)
+		nv.fl = F_NOWRITE;
 	nv.obj = dev == D_NOPFN ? f->obj : obj_new(dev, pages);
 	if (any_addr) {
 		unsigned long base = (unsigned long)env.arena;
@@ -1388,8 +1390,9 @@ static void op_munmap(const struct op *op)
  * mprotect(): do_mprotect_pkey(): EINVAL for an unaligned start or an
  * unknown bit (arch_validate_prot()), 0 for len 0, ENOMEM if start is in
  * no VMA; then VMA by VMA (splitting where the flags change) until a hole,
- * which is ENOMEM with the VMAs before it changed. VM_MAY* are all there
- * (files opened O_RDWR; O_RDONLY ones never get mapped shared).
+ * which is ENOMEM with the VMAs before it changed. PROT_WRITE on a VMA
+ * without VM_MAYWRITE (F_NOWRITE) is EACCES there, again with the VMAs
+ * before it changed.
  */
 static void op_mprotect(const struct op *op)
 {
@@ -1411,16 +1414,6 @@ static void op_mprotect(const struct op *op)
 		addr += 8;
 	if (op->r[3] % 32 == 1)
 		prot |= 0x40;
-	if (avoid_exec_nopfn && (prot & PROT_EXEC)) {
-		for (pg = page; pg < page + n; pg++) {
-			v = find_vma_at(&M->par, pg);
-			if (v && M->obj[v->obj].dev == D_NOPFN) {
-				prot &= ~PROT_EXEC;
-				sh->exec_dropped++;
-				break;
-			}
-		}
-	}
 	T("mprotect(%s, %#lx, %s)", addr_str(addr, b1), len,
 	  prot_str(prot, b2));
 	ret = syscall(SYS_mprotect, addr, len, prot);
@@ -1445,6 +1438,10 @@ static void op_mprotect(const struct op *op)
 		v = find_vma_at(&M->par, pg);
 		if (!v) {
 			expect_ret("mprotect", ret, errno, -1, ENOMEM);
+			return;
+		}
+		if ((prot & PROT_WRITE) && (v->fl & F_NOWRITE)) {
+			expect_ret("mprotect", ret, errno, -1, EACCES);
 			return;
 		}
 		if (v->prot != prot) {
@@ -2496,7 +2493,7 @@ static char *opt_ops;
 
 static void usage(const char *me)
 {
-	fprintf(stderr, "usage: %s [--seconds N] [--seed S] [--sequence I [--ops LIST]] [--known-bugs 1]\n",
+	fprintf(stderr, "usage: %s [--seconds N] [--seed S] [--sequence I [--ops LIST]]\n",
 		me);
 	exit(KSFT_FAIL);
 }
@@ -2514,7 +2511,6 @@ static void setup_env(void)
 	int i;
 
 	uaccess_tries = !uname(&u) && !strcmp(u.machine, "riscv64") ? 1 : 2;
-	avoid_exec_nopfn = !strcmp(u.machine, "riscv64") && !opt_known_bugs;
 	env.signed_off = !strcmp(u.machine, "riscv64");
 	env.overcommit = 0;
 	f = fopen("/proc/sys/vm/overcommit_memory", "r");
@@ -2560,6 +2556,80 @@ static void setup_env(void)
 		env.carve_err = errno;
 	req.behaviour = NOPFN_TEST_RAM;
 	ioctl(probe_fd, NOPFN_TEST_IOC_SET_PAGES, &req);
+}
+
+/*
+ * Map carve-out page 0 of a fresh nopfn_test file PROT_READ | PROT_EXEC
+ * and install its PTE by each path that sets an executable PTE: the
+ * fault, mprotect() back to executable, fork() (copy_page_range()) and
+ * mremap() (move_ptes()), reading it after each. In a child, so that an
+ * oops, which kills the task, is seen as its death. NULL when it went
+ * through; else what went wrong, in @msg.
+ */
+static const char *exec_carve_check(char *msg, size_t size)
+{
+	struct nopfn_test_pages req = {
+		.first = 0, .count = 1, .behaviour = NOPFN_TEST_CARVE,
+	};
+	int status;
+	pid_t pid;
+
+	if (!env.carve_pages || env.carve_err)
+		return NULL;
+	pid = fork();
+	if (pid < 0) {
+		snprintf(msg, size, "fork: %s", strerror(errno));
+		return msg;
+	}
+	if (pid == 0) {
+		volatile uint64_t *p, *q;
+		uint64_t v;
+		void *to;
+		pid_t c;
+		int fd;
+
+		alarm(20);
+		fd = open(dev_file[D_NOPFN], O_RDWR);
+		if (fd < 0 || ioctl(fd, NOPFN_TEST_IOC_SET_PAGES, &req))
+			_exit(10);
+		p = mmap(NULL, psz, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			_exit(11);
+		v = p[0];				/* the fault */
+		if (mprotect((void *)p, psz, PROT_READ) ||
+		    mprotect((void *)p, psz, PROT_READ | PROT_EXEC))
+			_exit(12);
+		if (p[0] != v)
+			_exit(13);
+		c = fork();				/* copy_page_range() */
+		if (c == 0)
+			_exit(p[0] == v ? 0 : 1);
+		if (c < 0 || waitpid(c, &status, 0) != c ||
+		    !WIFEXITED(status) || WEXITSTATUS(status))
+			_exit(14);
+		to = mmap(NULL, 2 * psz, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (to == MAP_FAILED)
+			_exit(15);
+		q = mremap((void *)p, psz, psz, MREMAP_MAYMOVE | MREMAP_FIXED,
+			   (char *)to + psz);		/* move_ptes() */
+		if (q == MAP_FAILED || q[0] != v)
+			_exit(16);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid) {
+		snprintf(msg, size, "waitpid: %s", strerror(errno));
+		return msg;
+	}
+	if (WIFEXITED(status) && !WEXITSTATUS(status))
+		return NULL;
+	if (WIFSIGNALED(status))
+		snprintf(msg, size, "the task died of signal %d (an oops?)",
+			 WTERMSIG(status));
+	else
+		snprintf(msg, size, "step %d failed (see exec_carve_check())",
+			 WEXITSTATUS(status));
+	return msg;
 }
 
 static void print_failure(uint64_t seed, unsigned long seq,
@@ -2608,6 +2678,7 @@ int main(int argc, char **argv)
 	uint64_t t0, deadline;
 	unsigned int n, i;
 	struct run r = { PASS, -1, "" };
+	const char *exec_msg;
 	char msg[MSG];
 	bool failed = false;
 
@@ -2623,8 +2694,6 @@ int main(int argc, char **argv)
 			opt_sequence = strtol(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--ops"))
 			opt_ops = argv[++i];
-		else if (!strcmp(argv[i], "--known-bugs"))
-			opt_known_bugs = strtoul(argv[++i], NULL, 0) != 0;
 		else
 			usage(argv[0]);
 	}
@@ -2712,6 +2781,9 @@ int main(int argc, char **argv)
 		ksft_test_result_fail("counters_back\n");
 	}
 
+	/* 4 first, so that an oops it provokes is in the log of 3. */
+	exec_msg = exec_carve_check(msg, sizeof(msg));
+
 	/* 3: nothing in the kernel log (the sequences report their own). */
 	kmsg_scan(&km, allowed_reports);
 	ksft_print_msg("kernel log: %lu new records\n", km.lines);
@@ -2723,12 +2795,17 @@ int main(int argc, char **argv)
 		ksft_test_result_pass("kernel_log_clean\n");
 	kmsg_close(&km);
 
-	/* 4: the known riscv64 bug, named in every run it applies to. */
-	if (avoid_exec_nopfn)
-		ksft_test_result_skip("exec_mappings_without_struct_page: riscv64 oopses in flush_icache_pte() on an executable PTE of a PFN without struct page (kernel bug); PROT_EXEC left out of %lu nopfn_test mmap/mprotect calls\n",
-				      sh->exec_dropped);
-	else
+	/* 4: executable PTEs of a PFN without struct page. */
+	if (!env.carve_pages || env.carve_err) {
+		ksft_test_result_skip("exec_mappings_without_struct_page: nopfn_test has no usable carve-out (carve_phys/carve_size not given, or %s)\n",
+				      strerror(env.carve_err));
+	} else if (exec_msg) {
+		ksft_print_msg("exec_mappings_without_struct_page: %s\n",
+			       exec_msg);
+		ksft_test_result_fail("exec_mappings_without_struct_page\n");
+	} else {
 		ksft_test_result_pass("exec_mappings_without_struct_page\n");
+	}
 
 	for (i = 0; i < NKINDS; i++)
 		ksft_print_msg("%-9s %6lu done, %6lu succeeded\n", kind_name[i],
