@@ -104,14 +104,20 @@ class Output:
         return "\n".join(line.text for line in self.lines)
 
 
+CONSOLE_LOGLEVEL = "loglevel=5"
+
+
 def labgrid_env(arch: Arch, kernel: pathlib.Path, initrd: pathlib.Path,
                 transcript: pathlib.Path, boot_timeout: int) -> dict:
     q = arch.qemu
     assert q is not None
     args = f"-smp {q.smp} -initrd {initrd} {q.extra_args}".strip()
-    # quiet: the harness reads the kernel log with dmesg, and a quiet
-    # serial console boots faster under TCG; oopses and panics still print.
-    cmdline = f"console={q.console} panic=-1 quiet {q.cmdline}".strip()
+    # loglevel=5: the console prints warnings and worse (WARN, lockdep,
+    # KASAN, oopses, panics), so that a guest killed before its dmesg is
+    # read still left them in its console log; notices and info stay off
+    # the console, which boots as fast as with quiet under TCG.
+    cmdline = f"console={q.console} panic=-1 {CONSOLE_LOGLEVEL} " \
+        f"{q.cmdline}".strip()
     return {
         "targets": {arch.name: {"drivers": {
             "MatrixQEMUDriver": {

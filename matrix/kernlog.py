@@ -5,6 +5,13 @@ A report is a WARN/BUG splat ("------------[ cut here ]------------" to
 KASAN, kmemleak, lockdep or hung-task report. A splat is allowed when
 one of its lines matches a regular expression of the expected-warnings
 list (the warnings a test provokes on purpose); nothing else is.
+
+- A splat cut short (the guest died, or another splat began before its
+  end line) is still a report, up to where it stopped.
+- Inside a splat, the first line that names a report is the splat's
+  own ("WARNING: CPU: ..."); any further one is another report printed
+  in the middle of it (another CPU, or a report the splat triggered),
+  reported on its own and never allowed by the splat's pattern.
 """
 from __future__ import annotations
 
@@ -52,17 +59,26 @@ def reports(log: Iterable[str], expected: list[re.Pattern]) -> list[Report]:
     """Every report in the log, with the pattern that allows it if any."""
     out: list[Report] = []
     cur: list[str] = []
-    inside = False
+    inside = own = False
     for raw in log:
         line = _TS.sub("", raw.rstrip("\r\n"))
         if CUT.search(line):
-            inside, cur = True, [line]
+            if inside:              # the one before never ended
+                out.append(Report(cur))
+            inside, own, cur = True, False, [line]
             continue
         if inside:
-            cur.append(line)
             if END.search(line):
+                cur.append(line)
                 out.append(Report(cur))
                 inside, cur = False, []
+                continue
+            if BAD.search(line):
+                if own:             # a report inside the splat
+                    out.append(Report([line]))
+                    continue
+                own = True
+            cur.append(line)
             continue
         if BAD.search(line):
             out.append(Report([line]))
