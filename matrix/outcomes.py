@@ -4,9 +4,11 @@
   6) is rerun once: the program runs again in the guest (a dead guest is
   rebooted first) and the item is checked against that second run. If it
   passes there, the item is "flaky": reported as FLAKY, recorded as
-  flaky in the results and on the dashboard, and it does not fail the
-  run. Each program is rerun at most once per target, however many of
-  its items failed; every failing item is judged against that rerun.
+  flaky in the results and on the dashboard, and it fails the run all
+  the same (a failure that goes away on a rerun is still a failure);
+  only --tolerate-flaky lets a flaky item pass. Each program is rerun
+  at most once per target, however many of its items failed; every
+  failing item is judged against that rerun.
 - Each result records the log behind it, relative to the results
   folder: the program's .ktap (NAME.rerun.ktap for the rerun) or the
   boot's console.log.
@@ -131,7 +133,8 @@ class OutcomeHooks:
             return
         if self._passes_on_rerun(item):
             item.matrix_flaky = f"{type(exc).__name__}: {exc}"[-2000:]
-            outcome.force_result(None)
+            if getattr(self.matrix, "tolerate_flaky", False):
+                outcome.force_result(None)
 
     # ----------------------------------------------------------- reports
     def _logs(self, item, st: "ArchState") -> dict:
@@ -168,16 +171,21 @@ class OutcomeHooks:
             return
         rec.update({k: v for k, v in self._logs(item, st).items() if v})
         flaky = getattr(item, "matrix_flaky", None)
-        if rep.when == "call" and rep.passed and flaky:
+        if rep.when == "call" and flaky:
             rep.matrix_flaky = True
             rec["status"] = "flaky"
             rec["first_failure"] = flaky
-            rep.sections.append(("flaky: the first run failed", flaky))
+            rep.sections.append(
+                ("flaky: failed, then passed on its rerun"
+                 + ("" if rep.passed else " (fails the run; "
+                    "--tolerate-flaky to let it pass)"), flaky))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_report_teststatus(self, report, config):
         if report.when == "call" and getattr(report, "matrix_flaky", False):
-            return "flaky", "R", ("FLAKY", {"yellow": True})
+            if report.passed:
+                return "flaky", "R", ("FLAKY", {"yellow": True})
+            return "failed", "R", ("FLAKY", {"red": True})
         return None
 
     @pytest.hookimpl(trylast=True)

@@ -51,6 +51,10 @@ def pytest_addoption(parser):
     g.addoption("--reruns", type=int, choices=(0, 1), default=1,
                 help="rerun a failing guest program once, to tell a flaky "
                 "failure from a real one (0: do not)")
+    g.addoption("--tolerate-flaky", action="store_true",
+                help="a test that fails and then passes on its rerun is "
+                "reported FLAKY without failing the run (default: it "
+                "fails the run)")
     g.addoption("--max-boots", type=int, default=MAX_BOOTS,
                 help="boots of one target's guest before its remaining "
                 "items fail without booting again")
@@ -139,6 +143,7 @@ class Matrix:
         self.seed = opt("--seed")
         self.max_output = opt("--max-output")
         self.reruns = opt("--reruns")
+        self.tolerate_flaky = opt("--tolerate-flaky")
         self.max_boots = opt("--max-boots")
         self._results_opt = opt("--results")
         self._results: Optional[results.ResultsDir] = None
@@ -375,10 +380,14 @@ class MatrixHooks:
         if rep.when == "call" or (rep.when == "setup" and not rep.passed):
             dur = dict(item.user_properties).get("guest_seconds",
                                                  rep.duration)
-            st.tests[item.name] = {"status": rep.outcome,
+            status = "xfailed" if getattr(rep, "wasxfail", None) is not \
+                None and rep.skipped else rep.outcome
+            st.tests[item.name] = {"status": status,
                                    "duration": round(dur, 4),
                                    "nodeid": item.nodeid}
-            if not rep.passed:      # why, without the console log section
+            if status == "xfailed":
+                st.tests[item.name]["message"] = str(rep.wasxfail)[-4000:]
+            elif not rep.passed:    # why, without the console log section
                 st.tests[item.name]["message"] = \
                     str(rep.longrepr)[-4000:] if rep.longrepr else ""
 

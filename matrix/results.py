@@ -57,7 +57,10 @@ def arch_record(m: "Matrix", name: str) -> dict:
     st = m.state[name]
     art = st.artifacts
     km = (art.kernel_meta or {}) if art else {}
-    failed = [t for t, r in st.tests.items() if r["status"] == "failed"]
+    # a flaky test fails its target unless the run tolerates it
+    bad = ("failed",) if getattr(m, "tolerate_flaky", False) else \
+        ("failed", "flaky")
+    failed = [t for t, r in st.tests.items() if r["status"] in bad]
     if not st.tests:
         status = "not run"
     elif failed:
@@ -96,7 +99,8 @@ def arch_record(m: "Matrix", name: str) -> dict:
         "mm_selftests": mmselftests.summary(
             getattr(m, "selftest_results", {}).get(name, {})),
         "counts": {s: sum(1 for r in st.tests.values() if r["status"] == s)
-                   for s in ("passed", "failed", "skipped", "flaky")},
+                   for s in ("passed", "failed", "skipped", "flaky",
+                             "xfailed")},
     }
     return rec
 
@@ -174,7 +178,9 @@ def summary_lines(m: "Matrix") -> list[str]:
         c = a["counts"]
         out.append(f"  {name:8} {a['status']:10} {c['passed']} passed, "
                    f"{c['failed']} failed, {c['skipped']} skipped"
-                   + (f", {c['flaky']} flaky" if c.get("flaky") else "") +
+                   + (f", {c['flaky']} flaky" if c.get("flaky") else "")
+                   + (f", {c['xfailed']} known failures (xfail)"
+                      if c.get("xfailed") else "") +
                    "; guest "
                    f"{a['guest_seconds']:.2f} s")
         if a.get("figures"):

@@ -283,12 +283,33 @@ def program_args(source: str) -> str:
     return m.group(1) if m else ""
 
 
+def program_cases(source: str) -> list[str]:
+    """The KTAP cases a plain program (not the harness) declares that it
+    prints, in order: "matrix-cases: A B ..." in a comment, continued on
+    the comment lines below it that are indented further ("*   C D"). A
+    plain program that declares none is one result: its exit status."""
+    lines = source.splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"^\s*(?://|/?\*)\s*matrix-cases:\s*(.*?)\s*(?:\*/)?$",
+                     line)
+        if not m:
+            continue
+        names = m.group(1).split()
+        for more in lines[i + 1:]:
+            c = re.match(r"^\s*\*\s{2,}(\S.*?)\s*(?:\*/)?$", more)
+            if not c:
+                break
+            names += c.group(1).split()
+        return names
+    return []
+
+
 def describe(name: str, src: pathlib.Path) -> TestProgram:
     text = src.read_text(errors="replace")
     ktap = "kselftest_harness.h" in text
     return TestProgram(name, src, "ktap" if ktap else "plain",
-                       ktap_cases(text) if ktap else [], None, "", [],
-                       program_args(text))
+                       ktap_cases(text) if ktap else program_cases(text),
+                       None, "", [], program_args(text))
 
 
 def build_tests(arch: Arch, tree: Tree, cache: cachemod.Cache,

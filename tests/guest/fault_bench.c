@@ -774,21 +774,19 @@ TEST_F(fault_bench, nopfn_vs_vmf_dense_read)
 }
 
 /*
- * The bar: lazy beats eager by mapped/touched pages, halved. It assumes a
- * fault that costs no more than what eager mapping spends on a page. Under
- * QEMU TCG a fault costs more (the exception is emulated, and on riscv64
- * the sfence.vma after each new PTE flushes QEMU's whole TLB), so the bar
- * is divided by that premium, measured in the same round; where faults are
- * cheaper than the eager work per page the bar is the issue's as it is.
- * Either way the lazy mapping must spend at most twice the cost of its
- * touched pages at the dense price: nothing in proportion to the pages it
- * maps but does not touch.
+ * The bar, as issue 6 wrote it: eager over lazy (->nopfn()) for a sparse
+ * mapping, one page touched in 64, the median of the rounds at least
+ * 64 / 2 = 32, both times from the same round. It assumes a fault that
+ * costs no more than what eager mapping spends on a page; under QEMU TCG a
+ * fault costs more (the exception is emulated, and on riscv64 the
+ * sfence.vma after each new PTE flushes QEMU's whole TLB), so some
+ * targets miss it: the fault premium of the same rounds is printed to say
+ * by how much, and docs/benchmarks.md has the figures and the profile.
  */
 TEST_F(fault_bench, sparse_lazy_beats_eager)
 {
-	double bar, ratio[ROUNDS], prem[ROUNDS], score[ROUNDS];
+	double bar, ratio[ROUNDS], prem[ROUNDS];
 	double lo, hi, med;
-	int i;
 
 	ASSERT_TRUE(fig && fig->done) TH_LOG("no figures: measure failed");
 	if (debug_kernel())
@@ -797,17 +795,16 @@ TEST_F(fault_bench, sparse_lazy_beats_eager)
 	      BAR_SPARSE_FACTOR;
 	ratios(EAGER, NOPFN, SPARSE, ratio);
 	fault_premium(prem);
-	for (i = 0; i < ROUNDS; i++)
-		score[i] = ratio[i] / (bar / prem[i]);
 	spread(ratio, ROUNDS, &lo, &hi);
 	TH_LOG("eager/nopfn sparse: median %.1f, rounds %.1f .. %.1f; issue's bar %.1f",
 	       median(ratio, ROUNDS), lo, hi, bar);
 	spread(prem, ROUNDS, &lo, &hi);
-	TH_LOG("fault premium: median %.2f, rounds %.2f .. %.2f: bar %.1f",
-	       median(prem, ROUNDS), lo, hi, bar / median(prem, ROUNDS));
-	med = median(score, ROUNDS);
-	EXPECT_TRUE(med >= 1)
-		TH_LOG("median of ratio / (bar / premium) %.2f under 1", med);
+	TH_LOG("fault premium (a fault / an eager page): median %.2f, rounds %.2f .. %.2f",
+	       median(prem, ROUNDS), lo, hi);
+	med = median(ratio, ROUNDS);
+	EXPECT_TRUE(med >= bar)
+		TH_LOG("eager/nopfn sparse median %.1f under the bar %.1f",
+		       med, bar);
 }
 
 TEST_HARNESS_MAIN

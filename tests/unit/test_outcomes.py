@@ -108,14 +108,35 @@ def report(hooks, m, it, status="passed"):
     return rep, m.state["x86_64"].tests[it.name]
 
 
-def test_fails_then_passes_on_rerun_is_flaky(tmp_path):
+def test_flaky_fails_the_run_by_default(tmp_path):
+    m = Matrix(tmp_path, ["not ok a\nok b", "ok a\nok b"])
+    h = hooks_for(m)
+    a = item(m, "a")
+    out = call(h, a)
+    assert out.excinfo is not None, "a flaky item must fail the run"
+    assert "AssertionError" in a.matrix_flaky
+    rep = types.SimpleNamespace(when="call", passed=False, sections=[])
+    m.state["x86_64"].tests[a.name] = {"status": "failed"}
+    gen = h.pytest_runtest_makereport(a, None)
+    next(gen)
+    with pytest.raises(StopIteration):
+        gen.send(Outcome(result=rep))
+    rec = m.state["x86_64"].tests[a.name]
+    assert rec["status"] == "flaky" and rep.matrix_flaky
+    assert "fails the run" in rep.sections[-1][0]
+    cat, letter, word = h.pytest_report_teststatus(rep, None)
+    assert cat == "failed" and word[0] == "FLAKY"
+
+
+def test_fails_then_passes_on_rerun_is_flaky_when_tolerated(tmp_path):
     first = "not ok a\nok b"
     m = Matrix(tmp_path, [first, "ok a\nok b"])
+    m.tolerate_flaky = True
     h = hooks_for(m)
     m.run_program("x86_64", m.programs[0])
     a = item(m, "a")
     out = call(h, a)
-    assert out.excinfo is None, "a flaky item must not fail the run"
+    assert out.excinfo is None, "--tolerate-flaky: a flaky item passes"
     assert "AssertionError" in a.matrix_flaky
     st = m.state["x86_64"]
     assert st.runs["prog"].text == first     # later items: the first run
@@ -136,6 +157,7 @@ def test_fails_then_passes_on_rerun_is_flaky(tmp_path):
 
 def test_fails_again_stays_failed_and_reruns_once(tmp_path):
     m = Matrix(tmp_path, ["not ok a\nnot ok b", "not ok a\nok b"])
+    m.tolerate_flaky = True
     h = hooks_for(m)
     a, b = item(m, "a"), item(m, "b")
     assert call(h, a).excinfo is not None
