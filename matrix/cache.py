@@ -17,6 +17,7 @@ import json
 import os
 import pathlib
 import shutil
+import sys
 import time
 from typing import Any, Iterable, Iterator, Optional
 
@@ -70,14 +71,49 @@ def file_checksum(path: pathlib.Path) -> str:
 
 
 @contextlib.contextmanager
-def locked(path: pathlib.Path) -> Iterator[None]:
+def locked(path: pathlib.Path, wait_message: str = "") -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+        if wait_message:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                print(f"matrix: {wait_message}", file=sys.stderr,
+                      flush=True)
+                fcntl.flock(f, fcntl.LOCK_EX)
+        else:
+            fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def held_by_ancestor(path: pathlib.Path) -> bool:
+    """Whether a flock on @path is held by one of this process's
+    ancestors (/proc/locks names the holder's pid and the inode)."""
+    try:
+        st = path.stat()
+        locks = pathlib.Path("/proc/locks").read_text()
+    except OSError:
+        return False
+    holders = set()
+    for line in locks.splitlines():
+        f = line.split()
+        if "->" in f or len(f) < 6 or f[1] != "FLOCK":
+            continue
+        if f[5].split(":")[-1] == str(st.st_ino):
+            holders.add(int(f[4]))
+    pid = os.getppid()
+    while pid > 1:
+        if pid in holders:
+            return True
+        try:
+            stat = pathlib.Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        pid = int(stat.rsplit(")", 1)[1].split()[1])
+    return False
 
 
 class Entry:
@@ -142,5 +178,10 @@ class Cache:
         return Entry(self, step, name, digest(inputs))
 
     def heavy(self) -> contextlib.AbstractContextManager:
-        """Held while a CPU-heavy build (kernel, compiler) runs."""
-        return locked(HEAVY_LOCK)
+        """Held while a CPU-heavy build (kernel, compiler) runs. Not taken
+        again when an ancestor process holds it already (a run started
+        under `flock /tmp/nopfn-kbuild.lock ...`): that would deadlock."""
+        if held_by_ancestor(HEAVY_LOCK):
+            return contextlib.nullcontext()
+        return locked(HEAVY_LOCK, wait_message="waiting for the build "
+                      f"lock {HEAVY_LOCK} (another heavy build runs)")

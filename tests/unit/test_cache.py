@@ -135,3 +135,22 @@ def test_stamp_is_json(tmp_path):
     e.reset()
     e.complete([], figure=1)
     assert json.loads(e.stamp.read_text())["figure"] == 1
+
+
+def test_heavy_lock_is_not_taken_again_under_an_ancestors_flock(tmp_path):
+    """`flock LOCK ./matrix/run` must not deadlock with the run's own
+    heavy lock on the same file; without the wrapper the lock is taken."""
+    import subprocess
+    import sys
+    lock = tmp_path / "heavy.lock"
+    lock.touch()
+    code = ("import pathlib, sys; sys.path.insert(0, %r); "
+            "from matrix import cache; "
+            "print(cache.held_by_ancestor(pathlib.Path(%r)))"
+            % (str(pathlib.Path(__file__).resolve().parents[2]), str(lock)))
+    under = subprocess.run(["flock", str(lock), sys.executable, "-c", code],
+                           capture_output=True, text=True, timeout=30)
+    alone = subprocess.run([sys.executable, "-c", code],
+                           capture_output=True, text=True, timeout=30)
+    assert under.stdout.strip() == "True", under
+    assert alone.stdout.strip() == "False", alone
