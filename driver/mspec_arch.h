@@ -13,7 +13,11 @@
  * Contract:
  *  - mspec_arch_alloc_page() returns a zeroed page ready to be mapped into
  *    user space with mspec_arch_pgprot() (the kernel alias, if any, already
- *    in a state that does not conflict with that mapping), or 0.  It may
+ *    in a state that does not conflict with that mapping); 0 when there is
+ *    no memory now (the fault is NOPFN_OOM); or a negative errno
+ *    (IS_ERR_VALUE()) when the page cannot be had or made fit to map in a
+ *    way that retrying would not change (set_memory_uc() failed, the ia64
+ *    uncached pool is exhausted): the fault is NOPFN_SIGBUS.  It may
  *    sleep and is never called with a spinlock held.
  *  - mspec_arch_free_page() gets a page that no PTE maps any more (the core
  *    calls it from ->close() of the last VMA, after the PTEs were zapped and

@@ -43,6 +43,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/err.h>
 #include <linux/errno.h>
 #include <linux/fs.h>
 #include <linux/init.h>
@@ -178,9 +179,10 @@ static bool mspec_inject_failure(void)
  * First touch of a page index: allocate the page, or find the one that a
  * racing fault (another thread, or another process after fork()) put
  * there first, and hand its PFN to the core, which maps it with
- * vm_page_prot.  A failed allocation is NOPFN_OOM, as the original driver
- * did: the core reports VM_FAULT_OOM, and the fault is retried unless the
- * task was chosen by the OOM killer.
+ * vm_page_prot.  No memory now is NOPFN_OOM, as the original driver did
+ * (the core makes it SIGBUS unless the task is in a memcg OOM or dying);
+ * a failure that retrying cannot change (the back end's errno) is
+ * NOPFN_SIGBUS.
  */
 static unsigned long mspec_nopfn(struct vm_fault *vmf)
 {
@@ -200,15 +202,14 @@ static unsigned long mspec_nopfn(struct vm_fault *vmf)
 	if (maddr)
 		return mspec_arch_pfn(vdata->type, maddr);
 
-	if (mspec_inject_failure()) {
+	/* An injected failure takes the path of the back end's. */
+	if (mspec_inject_failure())
+		maddr = READ_ONCE(mspec_fail_sigbus) ? (unsigned long)-EIO : 0;
+	else
+		maddr = mspec_arch_alloc_page(vdata->type, numa_node_id());
+	if (!maddr || IS_ERR_VALUE(maddr)) {
 		atomic_long_inc(&st->alloc_failures);
-		return READ_ONCE(mspec_fail_sigbus) ? NOPFN_SIGBUS : NOPFN_OOM;
-	}
-
-	maddr = mspec_arch_alloc_page(vdata->type, numa_node_id());
-	if (!maddr) {
-		atomic_long_inc(&st->alloc_failures);
-		return NOPFN_OOM;
+		return maddr ? NOPFN_SIGBUS : NOPFN_OOM;
 	}
 	atomic_long_inc(&st->pages_allocated);
 	atomic_long_inc(&st->pages_in_use);

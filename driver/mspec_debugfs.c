@@ -6,8 +6,10 @@
  *   <type>/stats      counters of the type, one "name value" per line
  *   <type>/info       "device", "noncached" and "description" lines
  *   fail_next_alloc   the next N page allocations fail (any type)
- *   fail_sigbus       0: an injected failure is NOPFN_OOM (as a real one),
- *                     1: it is NOPFN_SIGBUS
+ *   fail_sigbus       0: an injected failure is "no memory now" (NOPFN_OOM),
+ *                     1: it is a failure retrying cannot fix, the back
+ *                     end's errno (NOPFN_SIGBUS), as a failed
+ *                     set_memory_uc() or an exhausted ia64 pool
  *   pte               write a user address, read back the PTE that maps it
  *                     in the reader's mm and its decoded memory type
  *

@@ -25,6 +25,7 @@
  * 64-byte variable.
  */
 
+#include <linux/errno.h>
 #include <linux/gfp.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
@@ -56,9 +57,15 @@ unsigned long mspec_arch_alloc_page(enum mspec_type type, int nid)
 		return page ? (unsigned long)page_address(page) : 0;
 	}
 
+	/*
+	 * 0 here is the uncached pool exhausted: it grows only by whole
+	 * granules that firmware converts, and a retry of the fault would
+	 * find it the same.
+	 */
 	maddr = uncached_alloc_page(nid, 1);
-	if (maddr)
-		memset((void *)maddr, 0, PAGE_SIZE);
+	if (!maddr)
+		return (unsigned long)-ENOSPC;
+	memset((void *)maddr, 0, PAGE_SIZE);
 	return maddr;
 }
 

@@ -18,6 +18,7 @@
  * to be atomic across CPUs without bus locks.
  */
 
+#include <linux/errno.h>
 #include <linux/gfp.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
@@ -48,10 +49,14 @@ unsigned long mspec_arch_alloc_page(enum mspec_type type, int nid)
 		return 0;
 	addr = (unsigned long)page_address(page);
 
-	/* Zeroed through WB above: set_memory_uc() flushes those lines. */
+	/*
+	 * Zeroed through WB above: set_memory_uc() flushes those lines.  Its
+	 * failure (a memory type conflict, or no memory for a page table
+	 * split) is not one that a retry of the fault would fix.
+	 */
 	if (type == MSPEC_UNCACHED && set_memory_uc(addr, 1)) {
 		__free_page(page);
-		return 0;
+		return (unsigned long)-EIO;
 	}
 	return addr;
 }
