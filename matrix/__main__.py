@@ -34,7 +34,8 @@ def cmd_build(args) -> int:
     b = Builder(Cache(),
                 pathlib.Path(args.user_tests) if args.user_tests else None,
                 not args.no_install,
-                pathlib.Path(args.driver).resolve() if args.driver else None)
+                pathlib.Path(args.driver).resolve() if args.driver else None,
+                pathlib.Path(args.series).resolve() if args.series else None)
     rc = 0
     for a in arches:
         art = b.build(a)
@@ -61,6 +62,8 @@ def cmd_run(args, extra: list[str]) -> int:
         argv.append(f"--user-tests={args.user_tests}")
     if args.driver:
         argv.append(f"--driver={args.driver}")
+    if args.series:
+        argv.append(f"--series={args.series}")
     if args.results:
         argv.append(f"--results={args.results}")
     if args.no_install:
@@ -107,6 +110,8 @@ def main(argv: list[str]) -> int:
         p.add_argument("--user-tests")
         p.add_argument("--driver", help="a copy of driver/ to build the "
                        "modules from (e.g. a mutated one)")
+        p.add_argument("--series", help="a copy of kernel/patches/ to apply "
+                       "(its series file; e.g. with a mutation added)")
         p.add_argument("--no-install", action="store_true")
         if name == "run":
             p.add_argument("--results")

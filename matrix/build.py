@@ -45,9 +45,11 @@ class Builder:
     def __init__(self, cache: cachemod.Cache,
                  user_tests: Optional[pathlib.Path] = None,
                  install: bool = True,
-                 driver_dir: Optional[pathlib.Path] = None):
+                 driver_dir: Optional[pathlib.Path] = None,
+                 series_dir: Optional[pathlib.Path] = None):
         self.cache = cache
         self.driver_dir = driver_dir or DRIVER_DIR
+        self.series_dir = series_dir
         self.user_tests = user_tests
         self.install = install
         self._tree: Optional[Tree] = None
@@ -55,7 +57,8 @@ class Builder:
     @property
     def tree(self) -> Tree:
         if self._tree is None:
-            self._tree = Tree(self.cache)
+            self._tree = Tree(self.cache, self.series_dir) \
+                if self.series_dir else Tree(self.cache)
         return self._tree
 
     def build(self, arch: Arch) -> Artifacts:
@@ -95,7 +98,8 @@ class Builder:
         if arch.user is None:
             return art
         progs = step("tests", lambda: build_tests(arch, self.tree, self.cache,
-                                                  self.user_tests))
+                                                  self.user_tests,
+                                                  self.driver_dir))
         art.programs = progs or []
         if arch.bootable:
             art.selftests = step("mm-selftests", lambda: mmselftests.build(

@@ -40,6 +40,9 @@ def pytest_addoption(parser):
                 "(e.g. debug: kernel/config/debug.config)")
     g.addoption("--driver", default=None, help="build the modules from "
                 "this copy of driver/ instead (e.g. a mutated one)")
+    g.addoption("--series", default=None, help="apply this copy of "
+                "kernel/patches/ (its series file) instead (e.g. with a "
+                "mutation added)")
     g.addoption("--user-tests", default=None, help="folder of extra C test "
                 "sources (KTAP or plain exit status) for every guest")
     g.addoption("--results", default=None, help="results folder (default "
@@ -134,9 +137,15 @@ class Matrix:
         if driver and not (pathlib.Path(driver) / "Kbuild").is_file():
             raise pytest.UsageError(f"--driver {driver}: no Kbuild there "
                                     "(give a copy of driver/)")
+        series = opt("--series")
+        if series and not (pathlib.Path(series) / "series").is_file():
+            raise pytest.UsageError(f"--series {series}: no series file "
+                                    "there (give a copy of kernel/patches/)")
         self.builder = Builder(cachemod.Cache(), self.user_tests,
                                not opt("--no-install"),
                                pathlib.Path(driver).resolve() if driver
+                               else None,
+                               pathlib.Path(series).resolve() if series
                                else None)
         self.test_timeout = opt("--test-timeout")
         self.boot_timeout = opt("--boot-timeout")

@@ -313,12 +313,14 @@ def describe(name: str, src: pathlib.Path) -> TestProgram:
 
 
 def build_tests(arch: Arch, tree: Tree, cache: cachemod.Cache,
-                user_dir: Optional[pathlib.Path]) -> list[TestProgram]:
+                user_dir: Optional[pathlib.Path],
+                driver_dir: pathlib.Path = DRIVER_DIR) -> list[TestProgram]:
     assert arch.user is not None
     progs = [describe(n, s) for n, s in discover_tests(user_dir)]
     headers = [tree.src / "tools/testing/selftests/kselftest_harness.h",
                tree.src / "tools/testing/selftests/kselftest.h"]
-    uapi = DRIVER_DIR / "include" / "uapi"
+    # the user-space headers of the driver being built (a mutated copy's)
+    uapi = driver_dir / "include" / "uapi"
     inc_files = cachemod.tree_files(uapi) if uapi.exists() else []
     inputs = {"cc": compiler_id(arch.user.cc), "tree": tree.key,
               "progs": [(p.name, cachemod.file_checksum(p.source))

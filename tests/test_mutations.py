@@ -4,13 +4,21 @@ fail in the tests that the patch names.
 
 A patch's header says which tests to run and which must catch it:
 
+    Target: kernel              the patch applies to the kernel tree after
+                                the series (default: to driver/)
     Run: <pytest -k expression>
     Must-fail: <test name>      each of these fails
     Caught-by: <test name>      at least one of these fails
 
-({arch} stands for the architecture). The module must still build
-without a warning, so that the failure is the suites' doing. Nothing of
-this lives in the driver: the mutated copy is built with --driver.
+({arch} stands for the architecture). The module (and for a kernel
+mutation, the kernel) must still build without a warning, so that the
+failure is the suites' doing. Only a plain failure catches: a test that
+fails and then passes on its rerun does not. Nothing of this lives in the
+driver or the series: the mutated copy is built with --driver, or a copy
+of kernel/patches/ with the mutation appended to its series with
+--series.
+
+NOPFN_MUTATION_ARCH names the targets (comma list; default x86_64).
 """
 from __future__ import annotations
 
@@ -29,54 +37,79 @@ from matrix import archspec
 REPO = pathlib.Path(__file__).resolve().parent.parent
 MUTATIONS = sorted((REPO / "tests" / "mutations").glob("*.patch"))
 # the race mutation needs real parallel faults: x86_64's guest collides
-ARCH = os.environ.get("NOPFN_MUTATION_ARCH", "x86_64")
-
-pytestmark = pytest.mark.skipif(
-    ARCH not in [a.name for a in archspec.select(
-        os.environ.get("NOPFN_ARCH", "all"))],
-    reason=f"needs the {ARCH} guest (NOPFN_ARCH excludes it)")
+ARCHES = os.environ.get("NOPFN_MUTATION_ARCH", "x86_64").split(",")
+SELECTED = [a.name for a in archspec.select(os.environ.get("NOPFN_ARCH",
+                                                           "all"))]
+SERIES_DIR = REPO / "kernel" / "patches"
 
 
-def header(patch: pathlib.Path) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {"Run": [], "Must-fail": [], "Caught-by": []}
+def header(patch: pathlib.Path, arch: str = "x86_64") -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {"Run": [], "Must-fail": [], "Caught-by": [],
+                                 "Target": []}
     for line in patch.read_text().splitlines():
         if line.startswith("--- "):
             break
-        m = re.match(r"^(Run|Must-fail|Caught-by):\s*(.+)$", line)
+        m = re.match(r"^(Run|Must-fail|Caught-by|Target):\s*(.+)$", line)
         if m:
-            out[m.group(1)].append(m.group(2).replace("{arch}", ARCH))
+            out[m.group(1)].append(m.group(2).replace("{arch}", arch))
     return out
 
 
 def test_every_mutation_says_what_catches_it():
-    assert len(MUTATIONS) >= 3
+    assert len(MUTATIONS) >= 8
+    kinds = {"kernel": 0, "driver": 0}
     for p in MUTATIONS:
         h = header(p)
         assert len(h["Run"]) == 1, f"{p.name}: one Run: line"
         assert h["Must-fail"] or h["Caught-by"], f"{p.name}: names no test"
+        assert h["Target"] in ([], ["kernel"]), f"{p.name}: Target: kernel"
+        kinds["kernel" if h["Target"] else "driver"] += 1
+    assert kinds["kernel"] >= 3 and kinds["driver"] >= 3, kinds
 
 
+def _kernel_series(tmp_path: pathlib.Path, patch: pathlib.Path) -> str:
+    """A copy of kernel/patches/ with the mutation last in its series."""
+    series = tmp_path / "patches"
+    shutil.copytree(SERIES_DIR, series)
+    shutil.copy(patch, series / ("zz-mutation-" + patch.name))
+    with (series / "series").open("a") as f:
+        f.write(f"zz-mutation-{patch.name}\n")
+    return str(series)
+
+
+@pytest.mark.parametrize("target", ARCHES)
 @pytest.mark.parametrize("patch", MUTATIONS, ids=[p.stem for p in MUTATIONS])
-def test_mutation_is_caught(tmp_path, patch):
-    h = header(patch)
+def test_mutation_is_caught(tmp_path, patch, target):
+    arch = target
+    if arch not in SELECTED:
+        pytest.skip(f"needs the {arch} guest (NOPFN_ARCH excludes it)")
+    h = header(patch, arch)
+    kernel = h["Target"] == ["kernel"]
     driver = tmp_path / "driver"
     shutil.copytree(REPO / "driver", driver,
                     ignore=shutil.ignore_patterns(".*", "*.o", "*.ko"))
-    r = subprocess.run(["patch", "-p1", "--no-backup-if-mismatch", "-d",
-                        str(driver), "-i", str(patch)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, (f"{patch.name} no longer applies to driver/:"
-                               f" update it\n{r.stdout}{r.stderr}")
+    if kernel:
+        where = ["--series", _kernel_series(tmp_path, patch)]
+    else:
+        r = subprocess.run(["patch", "-p1", "--no-backup-if-mismatch", "-d",
+                            str(driver), "-i", str(patch)],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, (f"{patch.name} no longer applies to "
+                                   f"driver/: update it\n{r.stdout}"
+                                   f"{r.stderr}")
+        where = ["--driver", str(driver)]
     res = tmp_path / "results"
     run = subprocess.run(
-        [sys.executable, "-m", "matrix", "run", "--arch", ARCH, "--driver",
-         str(driver), "--results", str(res), "--no-install", "--",
-         "-k", f"modules_build or ({h['Run'][0]})"],
-        cwd=REPO, capture_output=True, text=True, timeout=900)
+        [sys.executable, "-m", "matrix", "run", "--arch", arch, *where,
+         "--results", str(res), "--no-install", "--",
+         "-k", f"kernel_build or modules_build or ({h['Run'][0]})"],
+        cwd=REPO, capture_output=True, text=True, timeout=1800)
     out = run.stdout + run.stderr
-    rec = json.loads((res / f"{ARCH}.json").read_text())
+    rec = json.loads((res / f"{arch}.json").read_text())
     status = {n: t["status"] for n, t in rec["tests"].items()}
-    assert status.get(f"test_modules_build[{ARCH}]") == "passed", \
+    assert status.get(f"test_kernel_build[{arch}]") == "passed", \
+        f"the (mutated) kernel must build:\n{out}"
+    assert status.get(f"test_modules_build[{arch}]") == "passed", \
         f"the mutated driver must build cleanly:\n{out}"
     # only a plain failure catches: a test that failed and then passed
     # on its rerun ("flaky") might have failed for another reason
