@@ -441,9 +441,7 @@ static unsigned long nopfn_test_nopfn(struct vm_fault *vmf)
 	p = &st->pages[vmf->pgoff];
 
 	/* Before anything that NOPFN_TEST_IOC_REVOKE changes is read. */
-#ifdef NOPFN_TEST_HAVE_READ_BEGIN
 	nopfn_read_begin(vmf, &st->seq);
-#endif
 
 	mutex_lock(&st->lock);
 	behaviour = p->behaviour;
