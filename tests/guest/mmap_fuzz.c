@@ -1469,8 +1469,9 @@ static const int advice_table[] = {
  * madvise() on a device VMA (VM_IO | VM_PFNMAP | VM_DONTEXPAND |
  * VM_DONTDUMP, shared, with a file), madvise_vma_behavior() of 6.1:
  * the flag advices change flags (a split where they change), DONTNEED,
- * FREE, COLD, PAGEOUT: EINVAL (can_madv_lru_vma()); REMOVE: ENODEV
- * (vfs_fallocate() of a character device); DOFORK: EINVAL (VM_IO); DODUMP:
+ * FREE, COLD, PAGEOUT: EINVAL (can_madv_lru_vma()); REMOVE: EACCES
+ * without VM_MAYWRITE (F_NOWRITE), else ENODEV (vfs_fallocate() of a
+ * character device); DOFORK: EINVAL (VM_IO); DODUMP:
  * EINVAL (VM_SPECIAL); POPULATE_*: EINVAL (faultin_vma_page_range():
  * check_vma_flags() refuses VM_PFNMAP); WIPEONFORK: EINVAL (a file);
  * WILLNEED: 0 (vfs_fadvise(), result ignored).
@@ -1499,7 +1500,8 @@ static int advise_one(struct mvma *v, int adv, unsigned int *set,
 	case MADV_KEEPONFORK:
 		return 0;
 	case MADV_REMOVE:
-		return ENODEV;
+		/* madvise_remove(): vma_is_shared_maywrite() first */
+		return v->fl & F_NOWRITE ? EACCES : ENODEV;
 	default:
 		(void)v;
 		return EINVAL;
