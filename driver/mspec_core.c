@@ -59,6 +59,8 @@
 #include <linux/spinlock.h>
 #include <linux/topology.h>
 
+#include <mspec_fetchop.h>
+
 #include "mspec.h"
 
 #define REVISION	"5.0"
@@ -176,6 +178,22 @@ static bool mspec_inject_failure(void)
 }
 
 /*
+ * A fetchop page emulates the SN2 operations with the CPU's atomics on the
+ * value word of each variable (include/uapi/mspec_fetchop.h): the other
+ * words, where SN2 selected an operation by the load's offset, read
+ * FETCHOP_NO_AMO, so that an SN2-style load cannot pass for a result.
+ * The page is not mapped yet: plain stores do.
+ */
+static void mspec_fetchop_fill(u64 *word)
+{
+	unsigned int i;
+
+	for (i = 0; i < PAGE_SIZE / sizeof(u64); i++)
+		if (i % (FETCHOP_VAR_SIZE / sizeof(u64)))
+			word[i] = FETCHOP_NO_AMO;
+}
+
+/*
  * First touch of a page index: allocate the page, or find the one that a
  * racing fault (another thread, or another process after fork()) put
  * there first, and hand its PFN to the core, which maps it with
@@ -213,6 +231,8 @@ static unsigned long mspec_nopfn(struct vm_fault *vmf)
 	}
 	atomic_long_inc(&st->pages_allocated);
 	atomic_long_inc(&st->pages_in_use);
+	if (vdata->type == MSPEC_FETCHOP)
+		mspec_fetchop_fill((u64 *)maddr);
 
 	spin_lock(&vdata->lock);
 	old = vdata->maddr[index];

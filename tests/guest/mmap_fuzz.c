@@ -813,9 +813,13 @@ static int nopfn_call(struct mobj *o, struct mpage *mp, unsigned int b)
 		o->ret_pfn++;
 	}
 	if (!(o->dev == D_NOPFN && b == B_CARVE) && !mp->alloc) {
+		int w;
+
 		sh->acc_fresh++;
 		mp->alloc = true;
-		memset(mp->w, 0, sizeof(mp->w));
+		/* zero; on fetchop FETCHOP_NO_AMO off a variable's value */
+		for (w = 0; w < NW; w++)
+			mp->w[w] = fresh_word(o->dev, env.word_off[w]);
 	}
 	return FR_OK;
 }

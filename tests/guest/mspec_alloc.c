@@ -263,7 +263,7 @@ TEST_F(alloc, pages_zeroed_after_reuse)
 
 			ASSERT_NE(MAP_FAILED, p);
 			for (i = 0; i < n; i++)
-				if (peek64(&p[i]))
+				if (peek64(&p[i]) != fresh_word(t, i * 8))
 					bad++;
 			EXPECT_EQ(0UL, bad) TH_LOG("round %d %s: %lu dirty words",
 						   round, type_name[t], bad);
@@ -326,9 +326,9 @@ TEST_F(alloc, no_data_from_previous_user)
 		p = map_rw(dev_path[t], npages * psz);
 		ASSERT_NE(MAP_FAILED, p);
 		for (i = 0; i < n; i++)
-			if (peek64(&p[i]))
+			if (peek64(&p[i]) != fresh_word(t, i * 8))
 				bad++;
-		EXPECT_EQ(0UL, bad) TH_LOG("%s: %lu words not zero",
+		EXPECT_EQ(0UL, bad) TH_LOG("%s: %lu words not fresh",
 					   type_name[t], bad);
 		munmap(p, npages * psz);
 	}

@@ -2,7 +2,8 @@
 /*
  * mspec: fetchop variables of /dev/sgi_fetchop through mspec_fetchop.h.
  *
- *  - the SN2 layout: 64-byte variables, operation offsets;
+ *  - the SN2 layout: 64-byte variables, operation offsets; a plain load at
+ *    an operation offset reads FETCHOP_NO_AMO and does nothing;
  *  - each operation gives the exact result (load; increment, decrement and
  *    clear return the old value; store, and, or) and touches only its own
  *    variable;
@@ -50,17 +51,20 @@ TEST(layout)
 	ASSERT_EQ(0, strcmp(FETCHOP_FULLNAME, dev_path[0]));
 }
 
-/* Every byte of the mapping other than variable @var's value is zero. */
-static bool others_zero(const void *map, size_t len, unsigned long var)
+/*
+ * Every word of the mapping other than variable @var's value is as fresh:
+ * the other values zero, the words at the SN2 operation offsets
+ * FETCHOP_NO_AMO.
+ */
+static bool others_fresh(const void *map, size_t len, unsigned long var)
 {
-	const unsigned char *b = map;
+	const __u64 *w = map;
 	size_t i;
 
-	for (i = 0; i < len; i++) {
-		if (i >= var * FETCHOP_VAR_SIZE &&
-		    i < var * FETCHOP_VAR_SIZE + sizeof(__s64))
+	for (i = 0; i < len / sizeof(*w); i++) {
+		if (i == var * FETCHOP_VAR_SIZE / sizeof(*w))
 			continue;
-		if (b[i])
+		if (w[i] != fresh_word(0, i * sizeof(*w)))
 			return false;
 	}
 	return true;
@@ -110,7 +114,7 @@ TEST(operations)
 	ASSERT_EQ(0x0123456789abcdefLL, fetchop_load(v));
 
 	/* Nothing but the value word of the variable changed. */
-	ASSERT_TRUE(others_zero(map, psz, var));
+	ASSERT_TRUE(others_fresh(map, psz, var));
 	ASSERT_EQ(0x0123456789abcdefLL, v->value);
 	munmap(map, psz);
 }
@@ -182,6 +186,40 @@ static int run_workers(void *map, struct results *res, unsigned int proc)
 	for (i = 0; i < NTHREAD; i++)
 		pthread_join(th[i], NULL);
 	return 0;
+}
+
+/*
+ * The device emulates the SN2 operations through the header's functions
+ * only: a plain load at an SN2 operation offset, as an SN2 program would
+ * do it, reads FETCHOP_NO_AMO (not a plausible old value) and changes
+ * nothing.
+ */
+TEST(sn2_offset_loads_read_no_amo)
+{
+	static const int ops[] = { FETCHOP_INCREMENT, FETCHOP_DECREMENT,
+				   FETCHOP_CLEAR };
+	struct fetchop_var *v;
+	unsigned int i;
+	void *map;
+
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
+	map = map_rw(dev_path[0], psz);
+	ASSERT_NE(MAP_FAILED, map);
+	v = fetchop_var(map, 3);
+	for (i = 0; i < 3; i++) {
+		__u64 got = peek64((char *)v + ops[i]);
+
+		EXPECT_EQ(FETCHOP_NO_AMO, got)
+			TH_LOG("load at +%d read %#llx", ops[i],
+			       (unsigned long long)got);
+	}
+	EXPECT_EQ(0, fetchop_load(v));
+	EXPECT_EQ(0, fetchop_increment(v));
+	EXPECT_EQ(FETCHOP_NO_AMO, peek64((char *)v + FETCHOP_INCREMENT));
+	EXPECT_EQ(1, fetchop_load(v));
+	EXPECT_TRUE(others_fresh(map, psz, 3));
+	munmap(map, psz);
 }
 
 TEST(processes_hammer_same_variables)

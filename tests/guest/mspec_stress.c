@@ -304,6 +304,7 @@ struct access {
 	unsigned long first_bad;	/* out: index of the first */
 	uint64_t bad_val;	/* out: its value */
 	bool write;
+	int dev;		/* acc_zero(): the device (see fresh_word()) */
 };
 
 static uint64_t pat(uint64_t tag, unsigned long i)
@@ -316,7 +317,7 @@ static unsigned long words(void)
 	return psz / sizeof(uint64_t);
 }
 
-/* Read the page: count the words that are not zero. */
+/* Read the page: count the words that are not as fresh (zero). */
 static void acc_zero(struct access *a)
 {
 	uint64_t *w = (uint64_t *)a->page;
@@ -325,7 +326,8 @@ static void acc_zero(struct access *a)
 	for (i = 0; i < n; i++) {
 		uint64_t v = peek64(&w[i]);
 
-		if (v && !a->nonzero++) {
+		if (v != fresh_word(a->dev, i * sizeof(*w)) &&
+		    !a->nonzero++) {
 			a->first_bad = i;
 			a->bad_val = v;
 		}
@@ -950,7 +952,7 @@ static bool carve_page(struct slot *s, unsigned int pg)
 /* Touch page @pg of slot @s: check what it holds, write a new pattern. */
 static void touch(struct hammer *h, struct slot *s, unsigned int pg)
 {
-	struct access a = { .page = s->addr + pg * psz };
+	struct access a = { .page = s->addr + pg * psz, .dev = s->dev };
 	bool ro = pg < s->ro;
 	int sig;
 
@@ -1149,7 +1151,7 @@ static void op_fork(struct hammer *h)
 		}
 		if (fs) {
 			struct access a = { .page = fs->addr + fpg * psz,
-					    .tag = ftag };
+					    .tag = ftag, .dev = fs->dev };
 			int sig = guarded(acc_zero, &a);
 
 			if (sig == SIGBUS &&
@@ -1972,7 +1974,7 @@ static void result_skip(const char *name, const char *why)
 	printf("ok %u %s # SKIP %s\n", ksft_test_num(), name, why);
 }
 
-/* Every page of a fresh mapping of each device reads zero. */
+/* Every page of a fresh mapping of each device reads zero (fresh_word()). */
 static bool sweep_zero(char *msg, size_t size)
 {
 	const unsigned long npages = 32;
@@ -1989,7 +1991,7 @@ static bool sweep_zero(char *msg, size_t size)
 			return false;
 		}
 		for (i = 0; i < n; i++)
-			if (peek64(&p[i]))
+			if (peek64(&p[i]) != fresh_word(d, i * 8))
 				break;
 		if (i < n) {
 			snprintf(msg, size, "%s word %lu = %#llx", dev_file[d],

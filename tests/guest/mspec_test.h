@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/types.h>
+#include <mspec_fetchop.h>
 
 #define MSPEC_DEBUGFS	"/sys/kernel/debug/mspec"
 #define NTYPES		3
@@ -78,6 +79,15 @@ static inline bool have_mspec(void)
  * Single accesses that the compiler keeps one for one (each may be the
  * first touch of a page, or must see what another process stored).
  */
+/*
+ * The 64-bit word at byte @off of a fresh page of device @type: zero, but
+ * FETCHOP_NO_AMO at the SN2 operation offsets of a fetchop variable.
+ */
+static inline __u64 fresh_word(int type, unsigned long off)
+{
+	return type == 0 && off % FETCHOP_VAR_SIZE ? FETCHOP_NO_AMO : 0;
+}
+
 static inline __u64 peek64(const void *p)
 {
 	return __atomic_load_n((const __u64 *)p, __ATOMIC_RELAXED);

@@ -24,7 +24,13 @@
  * No machine that Linux 6.1 supports has those memory-side operations, so
  * the driver maps the fetchop page as ordinary cacheable memory and the
  * functions below perform the same operations with the CPU's atomic
- * instructions on the value word.  They are atomic with respect to each
+ * instructions on the value word.  They are the interface: the operation
+ * offsets do nothing there.  So that an SN2 program's plain load at one of
+ * them is not mistaken for a result (it would read a plausible 0, and the
+ * variable would not change), every word of a fresh fetchop page at an
+ * offset other than +0 of its variable reads FETCHOP_NO_AMO, a value no
+ * SN2 operation returns by itself on a zeroed variable, until something
+ * stores there.  They are atomic with respect to each
  * other across all threads and processes that share the mapping.  Each
  * mmap() of the device is its own set of variables: processes share them
  * by inheriting the mapping through fork().
@@ -50,6 +56,13 @@
 #define MSPEC_UNCACHED_FULLNAME	"/dev/mspec_uncached"
 
 #define FETCHOP_VAR_SIZE	64	/* bytes per fetchop variable */
+
+/*
+ * What the words at the SN2 operation offsets (+8 .. +56) of each variable
+ * of a fresh page read on a device that emulates the operations ("NO AMO!"
+ * in ASCII, most significant byte first).
+ */
+#define FETCHOP_NO_AMO		0x4e4f20414d4f2021ULL
 
 /* SN2 operation offsets within a variable: loads */
 #define FETCHOP_LOAD		0
