@@ -1425,7 +1425,7 @@ static void op_race_touch(struct hammer *h)
 	unsigned int k = below(&h->rng, NPOOL), p = below(&h->rng, POOL_PAGES);
 	struct pool_slot *ps = &pool[k];
 	unsigned long g1, g2, epoch;
-	uint64_t *w, v0, v1, tag = new_tag(h);
+	uint64_t *w, v0, v1, fresh, tag = new_tag(h);
 	struct access a = { .tag = tag };
 	int sig, dev;
 
@@ -1437,6 +1437,7 @@ static void op_race_touch(struct hammer *h)
 	if (dev < 0)
 		return;
 	w = (uint64_t *)(ps->addr + p * psz) + h->idx;
+	fresh = fresh_word(dev, h->idx * sizeof(*w));
 	a.page = (char *)w;
 	sig = guarded(acc_race, &a);
 	v0 = a.bad_val;
@@ -1466,20 +1467,20 @@ static void op_race_touch(struct hammer *h)
 		return;
 	}
 	if (h->pool_epoch[k][p] == ANY_OURS) {
-		if (v0 && (v0 >> 56 != w_index + 1 ||
-			   ((v0 >> 40) & 0xff) != h->idx))
-			fail("pool %s page %u: word %#llx is neither zero nor one of ours",
+		if (v0 != fresh && (v0 >> 56 != w_index + 1 ||
+				    ((v0 >> 40) & 0xff) != h->idx))
+			fail("pool %s page %u: word %#llx is neither fresh nor one of ours",
 			     dev_file[dev], p, (unsigned long long)v0);
 	} else if (h->pool_epoch[k][p] == ~0UL) {
-		if (v0 && v0 != h->pool_tag[k][p])
-			fail("pool %s page %u: word %#llx is neither zero nor ours",
+		if (v0 != fresh && v0 != h->pool_tag[k][p])
+			fail("pool %s page %u: word %#llx is neither fresh nor ours",
 			     dev_file[dev], p, (unsigned long long)v0);
 	} else if (v0 != (h->pool_epoch[k][p] == epoch ?
-			  h->pool_tag[k][p] : 0)) {
+			  h->pool_tag[k][p] : fresh)) {
 		fail("pool %s page %u: lost write: %#llx, want %#llx",
 		     dev_file[dev], p, (unsigned long long)v0,
 		     (unsigned long long)(h->pool_epoch[k][p] == epoch ?
-					  h->pool_tag[k][p] : 0));
+					  h->pool_tag[k][p] : fresh));
 	}
 	if (v1 != tag)
 		fail("pool %s page %u: wrote %#llx, read %#llx", dev_file[dev],
