@@ -75,7 +75,8 @@ class Arch:
     variant: str = ""         # "" for the plain kernel
     scale: int = 1
     variants: tuple[VariantSpec, ...] = ()
-    # "program.case" -> why this target misses it (documented there): the
+    # "program-case" (as in the test_case id) -> why this target misses
+    # it (documented there): the
     # case still runs and must fail, reported as XFAIL with the reason;
     # should it pass, it fails, so the entry cannot outlive the miss
     known_failures: tuple[tuple[str, str], ...] = ()
@@ -222,7 +223,7 @@ def parse(path: pathlib.Path) -> Arch:
     kf = raw.get("known_failures") or {}
     if not isinstance(kf, dict) or not all(
             isinstance(r, str) and r.strip() for r in kf.values()):
-        raise ArchError(f"{path}: known_failures must map 'program.case' "
+        raise ArchError(f"{path}: known_failures must map 'program-case' "
                         "to the reason it fails here")
     return Arch(name=name, path=path, kernel=kernel, user=user, qemu=qemu,
                 module_params={str(m): str(p) for m, p in params.items()},

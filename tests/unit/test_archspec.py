@@ -167,3 +167,19 @@ def test_variant_overrides_cmdline_keys_and_module_params(tmp_path):
     assert d.module_params == {"nopfn_test": "carve_phys=0x2"}
     assert archspec.load_all(tmp_path)["toy"].module_params == {
         "nopfn_test": "carve_phys=0x1"}
+
+
+def test_known_failures_name_real_cases():
+    """A known_failures key is "<program>-<case>" as in the test_case
+    id: it must name a case the sources have, or it would excuse
+    nothing (and hide the typo)."""
+    from matrix.build import expected_programs
+    cases = {f"{p.name}-{c}" for p in expected_programs(None)
+             for c in p.cases}
+    named = 0
+    for arch in archspec.load_all().values():
+        for key, why in arch.known_failures:
+            assert key in cases, (arch.name, key)
+            assert why.strip(), (arch.name, key)
+            named += 1
+    assert named >= 2
