@@ -51,6 +51,7 @@ SERIES_C_FILES = {
     "mm/memory.c": None,
     "mm/util.c": None,
     "arch/riscv/mm/cacheflush.c": "CONFIG_RISCV",
+    "arch/riscv/mm/fault.c": "CONFIG_RISCV",
     "drivers/char/mspec.c": "CONFIG_MSPEC",     # ia64's in-tree user
 }
 
