@@ -86,6 +86,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <linux/types.h>
 
@@ -165,7 +166,8 @@ struct shared {
 	 * worker die of it: the signal, si_code and si_addr. A worker that
 	 * died of SIGSEGV with nothing here never ran its handler.
 	 */
-	struct { int sig, code; void *addr; } worker_seen[MAX_PROCS];
+	struct { int sig, code; void *addr; unsigned long pc; }
+		worker_seen[MAX_PROCS];
 	unsigned long worker_ends;	/* reaped workers, all kinds */
 	unsigned long mspec_sigbus_left;
 };
@@ -264,9 +266,25 @@ static __thread int guard_sig, guard_code;
 static __thread void *guard_addr;
 static unsigned int w_index;
 
+/* The faulting instruction's address, for the report (0 if unknown). */
+static unsigned long fault_pc(const void *ucp)
+{
+	const ucontext_t *uc = ucp;
+
+#if defined(__x86_64__)
+	return uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+	return uc->uc_mcontext.pc;
+#elif defined(__riscv)
+	return uc->uc_mcontext.__gregs[REG_PC];
+#else
+	(void)uc;
+	return 0;
+#endif
+}
+
 static void fault_handler(int sig, siginfo_t *si, void *uc)
 {
-	(void)uc;
 	if (sig == SIGSEGV && si->si_code == SI_KERNEL && sh->kinject) {
 		atomic_add_ul(&sh->forced_segv, 1);
 		if (!guard_jb)
@@ -277,6 +295,7 @@ static void fault_handler(int sig, siginfo_t *si, void *uc)
 		if (!sh->worker_seen[w_index].sig) {
 			sh->worker_seen[w_index].code = si->si_code;
 			sh->worker_seen[w_index].addr = si->si_addr;
+			sh->worker_seen[w_index].pc = fault_pc(uc);
 			__atomic_store_n(&sh->worker_seen[w_index].sig, sig,
 					 __ATOMIC_RELEASE);
 		}
@@ -1782,7 +1801,7 @@ static void alarm_handler(int sig)
 }
 
 static unsigned long unexpected_ends;
-static char unexpected_first[160];
+static char unexpected_first[240];
 
 static void reaped(struct wslot *ws, int status)
 {
@@ -1812,9 +1831,9 @@ static void reaped(struct wslot *ws, int status)
 		atomic_add_ul(&sh->worker_end[END_OTHER], 1);
 		if (!unexpected_ends++)
 			snprintf(unexpected_first, sizeof(unexpected_first),
-				 "worker %d: signal %d code %d at %p outside any guarded access (a wild access)",
+				 "worker %d: signal %d code %d at %p (pc %#lx) outside any guarded access (a wild access)",
 				 ws->pid, seen, sh->worker_seen[w].code,
-				 sh->worker_seen[w].addr);
+				 sh->worker_seen[w].addr, sh->worker_seen[w].pc);
 		goto out;
 	}
 	/*
