@@ -143,6 +143,11 @@ struct shared {
 	char first_failure[400];
 	unsigned long mspec_sigbus;	/* SIGBUS of mspec touches (injected) */
 	unsigned long nopfn_sigbus;	/* SIGBUS of NOPFN_TEST_SIGBUS pages */
+	/*
+	 * Under kernel fault injection, nopfn_test's own RAM page allocation
+	 * fails too: NOPFN_OOM, which is SIGBUS outside a memcg OOM.
+	 */
+	unsigned long nopfn_kinject_sigbus;
 	unsigned long segv_expected;	/* SIGSEGV where one had to come */
 	unsigned long tolerated;	/* ENOMEM/EAGAIN under fault injection */
 	unsigned long fresh_pages;	/* first touches found all zero */
@@ -954,6 +959,11 @@ static bool sig_ok(struct slot *s, unsigned int pg, int sig, char *page)
 		atomic_add_ul(&sh->nopfn_sigbus, 1);
 		return true;
 	}
+	if (s->dev == D_NOPFN && sig == SIGBUS && sh->kinject &&
+	    s->beh[pg] != B_CARVE) {
+		atomic_add_ul(&sh->nopfn_kinject_sigbus, 1);
+		return true;
+	}
 	if (s->dev != D_NOPFN && sig == SIGBUS) {
 		atomic_add_ul(&sh->mspec_sigbus, 1);	/* injected */
 		return true;
@@ -1176,7 +1186,8 @@ static void op_fork(struct hammer *h)
 			if (sig == SIGBUS &&
 			    (guard_addr == a.page || info_lost()) &&
 			    (fs->dev != D_NOPFN || fs->beh[fpg] == B_SIGBUS ||
-			     fs->beh[fpg] == B_OOM))
+			     fs->beh[fpg] == B_OOM ||
+			     (sh->kinject && fs->beh[fpg] != B_CARVE)))
 				_exit(CHILD_BUS);
 			if (sig)
 				_exit(CHILD_BAD_SIG);
@@ -1228,6 +1239,8 @@ static void op_fork(struct hammer *h)
 	} else if (fs && fs->dev == D_NOPFN && fs->beh[fpg] == B_OOM) {
 		fs->beh[fpg] = B_RAM;	/* NOPFN_OOM was SIGBUS, once */
 		atomic_add_ul(&sh->nopfn_sigbus, 1);
+	} else if (fs && fs->dev == D_NOPFN) {
+		atomic_add_ul(&sh->nopfn_kinject_sigbus, 1);
 	} else if (fs) {
 		atomic_add_ul(&sh->mspec_sigbus, 1);
 	}
@@ -1478,6 +1491,11 @@ static void op_race_touch(struct hammer *h)
 	if (sig == SIGBUS && dev != D_NOPFN &&
 	    (guard_addr == (void *)w || info_lost())) {
 		atomic_add_ul(&sh->mspec_sigbus, 1);
+		return;
+	}
+	if (sig == SIGBUS && dev == D_NOPFN && sh->kinject &&
+	    (guard_addr == (void *)w || info_lost())) {
+		atomic_add_ul(&sh->nopfn_kinject_sigbus, 1);
 		return;
 	}
 	if (sig) {
@@ -2267,6 +2285,8 @@ int main(int argc, char **argv)
 			       kfi_used[0], kfi_used[1], sh->tolerated,
 			       sh->forced_segv, sh->worker_end[END_FORCED],
 			       sh->unseen_segv);
+		ksft_print_msg("kernel fault injection: %lu touches of nopfn_test RAM pages got SIGBUS (its page allocation failed: NOPFN_OOM)\n",
+			       sh->nopfn_kinject_sigbus);
 		result(kfi_used[0] > 0 || kfi_used[1] > 0,
 		       "kernel_fault_injection", "no failure was injected");
 	}
