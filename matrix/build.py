@@ -7,7 +7,7 @@ import time
 from typing import Optional
 
 from . import cache as cachemod
-from . import deps, mmselftests, toolchain
+from . import deps, mmselftests, progress, toolchain
 from .archspec import Arch
 from .kernel import KernelBuild, Tree
 from .log import BuildError
@@ -67,13 +67,18 @@ class Builder:
 
         def step(name: str, fn):
             t0 = time.monotonic()
-            try:
-                return fn()
-            except BuildError as exc:
-                art.errors[name] = exc
-                return None
-            finally:
-                art.seconds[name] = round(time.monotonic() - t0, 3)
+            built = len(self.cache.built)
+            with progress.step(arch.name, name):
+                try:
+                    return fn()
+                except BuildError as exc:
+                    art.errors[name] = exc
+                    return None
+                finally:
+                    art.seconds[name] = round(time.monotonic() - t0, 3)
+                    progress.step_done(art.seconds[name],
+                                       len(self.cache.built) > built,
+                                       name in art.errors)
 
         try:
             deps.ensure([arch], install=self.install)

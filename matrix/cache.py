@@ -150,6 +150,9 @@ class Entry:
 
     def reset(self) -> None:
         """Remove whatever a failed or partial build left."""
+        from . import progress
+        progress.emit(f"building {self.step}/{self.path.name} "
+                      "(not cached)")
         if self.path.exists():
             shutil.rmtree(self.path)
         self.path.mkdir(parents=True)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pathlib
 import subprocess
+import time
 from typing import Optional, Sequence
 
 
@@ -30,16 +31,32 @@ def run_logged(cmd: Sequence[str], log: pathlib.Path, *, what: str,
                env: Optional[dict] = None,
                cwd: Optional[pathlib.Path] = None) -> None:
     """Run cmd, appending its output to log; BuildError if it fails."""
+    from . import progress
     log.parent.mkdir(parents=True, exist_ok=True)
+    progress.emit(what)
+    t0 = time.monotonic()
     with log.open("a") as f:
         f.write(f"$ {' '.join(map(str, cmd))}\n")
         f.flush()
         try:
-            rc = subprocess.run(list(map(str, cmd)), stdout=f,
-                                stderr=subprocess.STDOUT, env=env,
-                                cwd=cwd).returncode
+            p = subprocess.Popen(list(map(str, cmd)), stdout=f,
+                                 stderr=subprocess.STDOUT, env=env,
+                                 cwd=cwd)
         except OSError as exc:
             raise BuildError(f"{what}: cannot run {cmd[0]}: {exc}",
                              log) from exc
+        try:
+            while True:     # a line now and then while a command runs
+                try:
+                    rc = p.wait(timeout=progress.HEARTBEAT)
+                    break
+                except subprocess.TimeoutExpired:
+                    progress.emit(
+                        f"{what}: "
+                        f"{progress.duration(time.monotonic() - t0)} so far")
+        except BaseException:   # interrupted: do not leave it running
+            p.kill()
+            p.wait()
+            raise
     if rc != 0:
         raise BuildError(f"{what} failed (exit {rc})", log)
