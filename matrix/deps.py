@@ -128,6 +128,18 @@ BROWSER = [
 ]
 
 
+# Beyond one machine (matrix/remote.py, lava.py, kcidb.py and their tests):
+# ser2net in front of a board's serial port, LAVA's own job validator
+# (lava-common; lava-dispatcher would add systemd-sysv and libguestfs,
+# some 130 packages, for nothing the validation uses), the KCIDB schema
+# check.
+LAB = [
+    Need("ser2net", "ser2net"),
+    Need("/usr/lib/python3/dist-packages/lava_common/schemas", "lava-common"),
+    Need("/usr/lib/python3/dist-packages/jsonschema", "python3-jsonschema"),
+]
+
+
 def ensure(arches: Iterable[Arch], install: bool = True) -> None:
     """Check every requirement; install what is missing when allowed."""
     needs = HOST + PYTHON

@@ -34,3 +34,16 @@ def test_ensure_reports_without_installing(monkeypatch):
         assert "pkg-x" in str(exc)
     else:
         raise AssertionError("missing tool not reported")
+
+
+def test_lab_requirements_are_installed_by_setup():
+    """What the lab's tests need is declared, and matrix/setup installs
+    it (ser2net, LAVA's validator, jsonschema)."""
+    import pathlib
+    setup = (pathlib.Path(__file__).resolve().parents[2] / "matrix" /
+             "setup").read_text()
+    for n in deps.LAB:
+        assert f" {n.package}" in setup or f"\t{n.package}" in setup, \
+            n.package
+    assert not deps.missing(deps.LAB), deps.MissingTools(
+        deps.missing(deps.LAB))
