@@ -1,0 +1,244 @@
+"""KCIDB export (matrix/kcidb.py), validated by python3-jsonschema against
+matrix/schemas/kcidb-io-v5.json (written from kcidb-io's v5 definition)."""
+import copy
+import json
+import pathlib
+import subprocess
+
+import jsonschema
+import pytest
+
+from matrix import kcidb
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+def write_run(d: pathlib.Path) -> pathlib.Path:
+    """A results folder as matrix/results.py writes it: two targets,
+    one of them with a failed build."""
+    d.mkdir(parents=True)
+    (d / "summary.json").write_text(json.dumps({
+        "wall_seconds": 120.5, "commit": "0123456789abcdef" * 2 + "01234567",
+        "arches": {"x86_64": {}, "x86_64-debug": {}, "ia64": {}}}))
+    boot = "x86_64/boot1"
+    (d / "x86_64.json").write_text(json.dumps({
+        "arch": "x86_64", "base": "x86_64", "variant": "", "status":
+        "failed", "qemu_version": "QEMU emulator version 7.2.15",
+        "kernel": {"release": "6.1.192-nopfn", "build_seconds": 181.2,
+                   "cached": True, "config_sha": "abc", "compiler":
+                   "gcc (Debian 12.2.0-14) 12.2.0", "key": "4f0c"},
+        "build_step_seconds": {"kernel": 0.1, "modules": 0.2},
+        "build_errors": {},
+        "tests": {
+            "test_kernel_build[x86_64]": {"status": "passed",
+                                          "duration": 0.1},
+            "test_boot[x86_64]": {"status": "passed", "duration": 2.1,
+                                  "log": f"{boot}/console.log"},
+            "test_module_load[x86_64-mspec]": {"status": "passed",
+                                               "duration": 0.0},
+            "test_case[x86_64-nopfn_faults-global.sigbus]": {
+                "status": "passed", "duration": 0.01,
+                "log": f"{boot}/nopfn_faults.ktap"},
+            "test_case[x86_64-nopfn_faults-fix.v.carve]": {
+                "status": "skipped", "duration": 0.0,
+                "log": f"{boot}/nopfn_faults.ktap",
+                "message": "no carve-out"},
+            "test_case[x86_64-user/my-test-global.x]": {
+                "status": "failed", "duration": 0.3,
+                "log": f"{boot}/user-my-test.ktap",
+                "message": "global.x: FAIL\nnot ok 1 global.x"},
+            "test_program[x86_64-mspec_stress]": {
+                "status": "flaky", "duration": 10.0,
+                "log": f"{boot}/mspec_stress.ktap",
+                "rerun_log": f"{boot}/mspec_stress.rerun.ktap"},
+            "test_mm_selftest[x86_64-mremap_test]": {"status": "passed",
+                                                     "duration": 1.0},
+        },
+        "programs": {"mspec_stress": {"seed": 99}},
+        "metrics": {"fault_bench": {
+            "ratio.nopfn_vs_vmf.dense": {"value": 1.01},
+            "fault.ns": {"value": 1234.5, "unit": "ns"}},
+            "mspec_stress": {"stress.seed": {"value": 99.0}}},
+    }))
+    (d / "x86_64-debug.json").write_text(json.dumps({
+        "arch": "x86_64-debug", "base": "x86_64", "variant": "debug",
+        "status": "failed", "kernel": {},
+        "build_errors": {"kernel": "building the kernel failed (exit 2)"},
+        "tests": {"test_kernel_build[x86_64-debug]": {
+            "status": "failed", "duration": 300.0,
+            "message": "kernel build failed"}}}))
+    (d / "ia64.json").write_text(json.dumps({
+        "arch": "ia64", "status": "build-only", "kernel": {
+            "release": "6.1.192-nopfn"}, "tests": {}}))
+    return d
+
+
+@pytest.fixture
+def run(tmp_path):
+    return write_run(tmp_path / "20261204-190000-1")
+
+
+def test_schema_is_valid_json_schema():
+    jsonschema.Draft202012Validator.check_schema(kcidb.load_schema())
+
+
+def test_export_validates_and_says_what_ran(run):
+    data = kcidb.export(run)
+    kcidb.validate(data)
+    assert data["version"] == {"major": 5, "minor": 3}
+    (checkout,) = data["checkouts"]
+    assert checkout["id"].startswith("nopfn:")
+    builds = {b["misc"]["target"]: b for b in data["builds"]}
+    assert sorted(builds) == ["ia64", "x86_64", "x86_64-debug"]
+    assert builds["x86_64"]["status"] == "PASS"
+    assert builds["x86_64-debug"]["status"] == "FAIL"
+    assert builds["x86_64-debug"]["architecture"] == "x86_64"
+    assert builds["x86_64-debug"]["config_name"].endswith("+debug")
+    assert all(b["checkout_id"] == checkout["id"] for b in builds.values())
+    tests = {t["path"]: t for t in data["tests"]}
+    case = tests["nopfn.nopfn_faults.global.sigbus"]
+    assert case["status"] == "PASS"
+    assert case["log_url"] == (run / "x86_64/boot1/nopfn_faults.ktap"
+                               ).as_uri()
+    assert case["misc"]["ktap"] == "x86_64/boot1/nopfn_faults.ktap"
+    assert case["build_id"] == builds["x86_64"]["id"]
+    assert tests["nopfn.nopfn_faults.fix.v.carve"]["status"] == "SKIP"
+    assert tests["nopfn.user.my-test.global.x"]["status"] == "FAIL"
+    assert "not ok 1" in tests["nopfn.user.my-test.global.x"]["log_excerpt"]
+    stress = tests["nopfn.mspec_stress"]
+    assert stress["status"] == "FAIL"          # flaky is not a pass
+    assert stress["output_files"][0]["name"] == "mspec_stress.rerun.ktap"
+    assert tests["mm_selftests.mremap_test"]["status"] == "PASS"
+    assert tests["nopfn.harness.boot"]["log_url"].endswith("console.log")
+    assert "nopfn.harness.module_load.mspec" in tests
+    bench = tests["nopfn.fault_bench.metric.ratio.nopfn_vs_vmf.dense"]
+    assert bench["status"] == "DONE" and bench["number"] == {"value": 1.01}
+    assert tests["nopfn.fault_bench.metric.fault.ns"]["number"]["unit"] \
+        == "ns"
+    assert not any("seed" in p for p in tests)     # seeds are no figures
+    ids = [t["id"] for t in data["tests"]]
+    assert len(ids) == len(set(ids))
+
+
+def test_patchset_hash_is_kcidb_s():
+    """As the definition says: sha256sum *.patch | cut -c-64 | sha256sum
+    | cut -c-64, over the series in order."""
+    patches = kcidb.series_patches()
+    assert patches, "kernel/patches/series lists no patch"
+    sh = subprocess.run(
+        ["bash", "-c", 'sha256sum "$@" | cut -c-64 | sha256sum | '
+         'cut -c-64', "sh", *map(str, patches)],
+        check=True, capture_output=True, text=True)
+    assert kcidb.patchset_hash(patches) == sh.stdout.strip()
+    assert kcidb.patchset_hash([]) == ""
+
+
+@pytest.mark.parametrize("breakage,where", [
+    (lambda d: d.pop("version"), "version"),
+    (lambda d: d["version"].update(major=4), "major"),
+    (lambda d: d["builds"][0].pop("checkout_id"), "checkout_id"),
+    (lambda d: d["tests"][0].pop("build_id"), "build_id"),
+    (lambda d: d["tests"][0].update(id="no-origin-prefix"), "id"),
+    (lambda d: d["tests"][0].update(origin="Not Valid"), "origin"),
+    (lambda d: d["tests"][0].update(status="passed"), "status"),
+    (lambda d: d["tests"][0].update(path="nopfn..x"), "path"),
+    (lambda d: d["tests"][0].update(comment=None), "comment"),
+    (lambda d: d["tests"][0].update(colour="red"), "colour"),
+    (lambda d: d["checkouts"][0].update(patchset_hash="abc"),
+     "patchset_hash"),
+    (lambda d: d["builds"][0].update(architecture="x86-64"),
+     "architecture"),
+    (lambda d: d.update(issues=[{"id": "nopfn:1", "origin": "nopfn"}]),
+     "version"),
+    (lambda d: d["checkouts"][0].update(start_time="yesterday"),
+     "start_time"),
+    (lambda d: d["builds"][0].update(start_time="2026-12-04 19:00"),
+     "start_time"),
+    (lambda d: d["tests"][0].update(log_url="x86_64/boot1/a.ktap"),
+     "log_url"),
+])
+def test_schema_rejects(run, breakage, where):
+    data = kcidb.export(run)
+    breakage(data)
+    with pytest.raises(kcidb.KcidbError, match=where):
+        kcidb.validate(data)
+
+
+def _examples(node, path=()):
+    """(subschema, example, path) for every "examples" in the schema."""
+    if isinstance(node, dict):
+        for ex in node.get("examples", []):
+            yield node, ex, path
+        for k, v in node.items():
+            if k != "examples":
+                yield from _examples(v, path + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _examples(v, path + (i,))
+
+
+def test_schema_examples_validate():
+    """Each example the schema gives is valid where it is given."""
+    schema = kcidb.load_schema()
+    found = list(_examples(schema))
+    assert len(found) > 20
+    for sub, ex, path in found:
+        s = dict(sub, **{"$defs": schema["$defs"]})
+        s.pop("examples")
+        v = jsonschema.Draft202012Validator(
+            s, format_checker=kcidb.format_checker())
+        errors = list(v.iter_errors(ex))
+        assert not errors, f"{'/'.join(map(str, path))}: {ex!r}: {errors}"
+
+
+def test_round_trip_through_the_schema_examples(run):
+    """The run's export stays valid with each field the schema has
+    examples for set to each example, and through JSON and back."""
+    schema = kcidb.load_schema()
+    data = kcidb.export(run)
+    kinds = {"checkout": "checkouts", "build": "builds", "test": "tests"}
+    tried = 0
+    for kind, key in kinds.items():
+        props = schema["$defs"][kind]["properties"]
+        for field, sub in props.items():
+            target = sub
+            if "$ref" in sub:
+                target = schema["$defs"][sub["$ref"].split("/")[-1]]
+            for ex in target.get("examples", []) + sub.get("examples", []):
+                d = copy.deepcopy(data)
+                d[key][0][field] = ex
+                back = json.loads(json.dumps(d))
+                assert back == d
+                kcidb.validate(back)
+                tried += 1
+    # examples of the nested objects: a resource, a number, the
+    # environment's compatible list
+    res = schema["$defs"]["resource"]["examples"]
+    num = schema["$defs"]["test"]["properties"]["number"]["examples"]
+    compat = schema["$defs"]["test"]["properties"]["environment"][
+        "properties"]["compatible"]["examples"]
+    d = copy.deepcopy(data)
+    d["tests"][0]["output_files"] = res
+    d["builds"][0]["output_files"] = res
+    d["checkouts"][0]["patchset_files"] = res
+    d["tests"][0]["environment"] = {"compatible": compat[0]}
+    for n in num:
+        d["tests"][1]["number"] = n
+        kcidb.validate(json.loads(json.dumps(d)))
+        tried += 1
+    assert tried > 15
+
+
+def test_write_and_cli(run, tmp_path):
+    out = tmp_path / "k" / "kcidb.json"
+    r = subprocess.run(["/usr/bin/python3", "-m", "matrix", "kcidb",
+                        str(run), str(out), "--origin", "mylab",
+                        "--url", "https://lab.example.org/runs/1"],
+                       cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(out.read_text())
+    kcidb.validate(data)
+    assert all(t["id"].startswith("mylab:") for t in data["tests"])
+    urls = [t["log_url"] for t in data["tests"] if "log_url" in t]
+    assert urls and all(u.startswith("https://lab.example.org/runs/1/")
+                        for u in urls)
