@@ -1,2 +1,3 @@
-"""pytest entry point: the matrix plugin (matrix/plugin.py)."""
-pytest_plugins = ["matrix.plugin"]
+"""pytest entry point: the matrix plugin (matrix/plugin.py) and its lab
+options: boards, LAVA jobs, KCIDB export (matrix/lab.py)."""
+pytest_plugins = ["matrix.plugin", "matrix.lab"]

@@ -6,10 +6,17 @@
   python3 -m matrix build [--arch a,b]      build only, print artifacts
   python3 -m matrix list                    the architectures known
   python3 -m matrix bench [--arch a,b]      harness timings (matrix/bench.py)
+  python3 -m matrix lava-jobs DIR [--arch]  build, write LAVA jobs (no boot)
+  python3 -m matrix kcidb RESULTS FILE      a run's results as KCIDB JSON
+
+  run also takes --lg-env FILE [--lg-target T] [--lg-coordinator URL],
+  --lava-jobs DIR [--lava-url URL], --kcidb FILE [--kcidb-origin NAME]
+  [--kcidb-url URL]: matrix/lab.py
 """
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import sys
 
@@ -70,6 +77,12 @@ def cmd_run(args, extra: list[str]) -> int:
         argv.append("--no-install")
     if args.history:
         argv.append(f"--history={args.history}")
+    for opt in LAB_OPTIONS:      # matrix/lab.py: boards, LAVA, KCIDB
+        value = getattr(args, opt.replace("-", "_"))
+        if value and opt in LAB_PATHS:
+            value = str(caller_path(value))
+        if value:
+            argv.append(f"--{opt}={value}")
     if args.baseline:
         err = check_baseline(args)
         if err:
@@ -77,6 +90,69 @@ def cmd_run(args, extra: list[str]) -> int:
             return 2
         argv.append(f"--baseline={args.baseline}")
     return int(pytest.main(argv + extra))
+
+
+LAB_OPTIONS = ("lg-env", "lg-target", "lg-coordinator", "lava-jobs",
+               "lava-url", "kcidb", "kcidb-origin", "kcidb-url")
+LAB_PATHS = ("lg-env", "lava-jobs", "kcidb")
+
+
+def caller_path(value: str) -> pathlib.Path:
+    """A file argument relative to where ./matrix/run was started (it
+    changes to the repository first)."""
+    return (pathlib.Path(os.environ.get("NOPFN_CWD", os.getcwd()))
+            / os.path.expanduser(value)).resolve()
+
+
+LAB_HELP = {
+    "lg-env": "labgrid environment file: boot its targets (boards: console "
+              "and power) instead of local QEMU",
+    "lg-target": "the env file's target to boot (default: the one named "
+                 "like the matrix target)",
+    "lg-coordinator": "labgrid coordinator URL for RemotePlace targets",
+    "lava-jobs": "write a LAVA job definition per booted target here",
+    "lava-url": "URL where the --lava-jobs folder is served",
+    "kcidb": "export the results as KCIDB v5 JSON to this file",
+    "kcidb-origin": "KCIDB origin name (default nopfn)",
+    "kcidb-url": "URL where the results folder is served",
+}
+
+
+def cmd_lava_jobs(args) -> int:
+    """Build (or find cached) and write the LAVA jobs, booting nothing."""
+    from . import lava
+    from .build import Builder
+    from .cache import Cache
+    import random
+    arches = [a for a in archspec.select(args.arch, variant=args.variant)
+              if a.bootable]
+    b = Builder(Cache(), None, not args.no_install)
+    seed = args.seed if args.seed is not None else \
+        random.SystemRandom().getrandbits(63)
+
+    def args_of(prog, arch):
+        return prog.args.replace("{seed}", str(seed)).replace(
+            "{scale}", str(arch.scale))
+    builds = [(a, b.build(a)) for a in arches]
+    rc = 0
+    for a, art in builds:
+        for step, err in art.errors.items():
+            rc = 1
+            print(f"{a.name}: {step} FAILED: {err}", file=sys.stderr)
+    written = lava.write_jobs(caller_path(args.dir), builds, args_of,
+                              args.lava_url, {"nopfn.seed": seed})
+    for name, path in written.items():
+        print(f"{name}: {path}")
+    return rc
+
+
+def cmd_kcidb(args) -> int:
+    from . import kcidb
+    data = kcidb.write(caller_path(args.results), caller_path(args.out),
+                       args.origin, args.url)
+    print(f"{args.out}: {len(data['builds'])} builds, "
+          f"{len(data['tests'])} tests (KCIDB v5, validated)")
+    return 0
 
 
 def check_baseline(args) -> str:
@@ -120,6 +196,20 @@ def main(argv: list[str]) -> int:
                            "test's previous result")
             p.add_argument("--history", help="history database (default: "
                            "history.sqlite beside the run folders)")
+            for opt in LAB_OPTIONS:
+                p.add_argument(f"--{opt}", help=LAB_HELP[opt])
+    p = sub.add_parser("lava-jobs", help="build, then write LAVA jobs")
+    p.add_argument("dir")
+    p.add_argument("--arch", default="all")
+    p.add_argument("--variant", default="all")
+    p.add_argument("--lava-url")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--no-install", action="store_true")
+    p = sub.add_parser("kcidb", help="a results folder as KCIDB v5 JSON")
+    p.add_argument("results")
+    p.add_argument("out")
+    p.add_argument("--origin", default="nopfn")
+    p.add_argument("--url")
     sub.add_parser("list")
     if argv and argv[0] == "bench":
         from . import bench
@@ -130,6 +220,10 @@ def main(argv: list[str]) -> int:
             return cmd_list(args)
         if args.cmd == "build":
             return cmd_build(args)
+        if args.cmd == "lava-jobs":
+            return cmd_lava_jobs(args)
+        if args.cmd == "kcidb":
+            return cmd_kcidb(args)
         return cmd_run(args, extra)
     except archspec.ArchError as exc:
         print(f"matrix: {exc}", file=sys.stderr)

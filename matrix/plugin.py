@@ -20,7 +20,7 @@ from typing import Optional
 import pytest
 
 from . import archspec, cache as cachemod, kernlog, ktap, mmselftests, \
-    results
+    remote, results
 from .build import Artifacts, Builder, expected_programs
 from .guest import Guest, GuestError, Output
 
@@ -208,8 +208,11 @@ class Matrix:
             self._stop(st)
         st.boots += 1
         workdir = self.results.arch_dir(name) / f"boot{st.boots}"
-        g = Guest(st.arch, art.kernel_image, art.initramfs, workdir,
-                  self.boot_timeout * st.arch.scale)
+        # local QEMU, or a board of --lg-env (matrix/remote.py)
+        g = remote.guest_for(self.config, st.arch, art.kernel_image,
+                             art.initramfs, workdir,
+                             self.boot_timeout * st.arch.scale,
+                             len(self.arches))
         g.max_output = self.max_output
         st.guest = g
         st.runs.clear()

@@ -1,0 +1,181 @@
+"""Boards through labgrid env files (matrix/remote.py, matrix/fakeboard.py):
+what can be checked without a board or a guest."""
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import time
+
+import pexpect
+import pytest
+import serial
+
+from matrix import archspec, fakeboard, remote
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+RPI4 = REPO / "docs" / "lab" / "rpi4.yaml"
+SER2NET_RPI4 = REPO / "docs" / "lab" / "ser2net-rpi4.yaml"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_rpi4_example_loads_in_labgrid():
+    """The README's board example is a labgrid env file labgrid loads:
+    a NetworkSerialPort (ser2net, RFC 2217) under a SerialDriver and a
+    network power switch under a NetworkPowerDriver, for arm64."""
+    from labgrid.driver import SerialDriver
+    from labgrid.driver.powerdriver import NetworkPowerDriver
+    from labgrid.resource import NetworkSerialPort
+    assert remote.target_names(RPI4) == ["arm64"]
+    env, target = remote.load_target(RPI4, "arm64")
+    power = target.get_driver("PowerProtocol", activate=False)
+    console = target.get_driver("ConsoleProtocol", activate=False)
+    assert isinstance(power, NetworkPowerDriver)
+    assert (power.port.model, power.port.index) == ("gude24", "3")
+    assert isinstance(console, SerialDriver)
+    assert isinstance(console.port, NetworkSerialPort)
+    assert (console.port.port, console.port.protocol) == (4001, "rfc2217")
+    # the power switch model is one labgrid has a back end for
+    assert power.backend.__name__.endswith(".gude24")
+    # and the matrix picks the target for its arm64 runs by itself
+    board = remote.Board(RPI4)
+    assert board.target_for("arm64", 3) == "arm64"
+    assert board.target_for("x86_64", 3) is None
+
+
+def test_ser2net_example_is_accepted_by_ser2net(tmp_path):
+    """ser2net 4 starts with the example configuration (its accepter on
+    another port here, to stay off 4001)."""
+    if shutil.which("ser2net") is None:
+        pytest.fail("ser2net is missing: ./matrix/setup installs it")
+    port = free_port()
+    conf = tmp_path / "ser2net.yaml"
+    conf.write_text(SER2NET_RPI4.read_text().replace(
+        "tcp,4001", f"tcp,127.0.0.1,{port}"))
+    p = subprocess.Popen(["ser2net", "-n", "-u", "-c", str(conf),
+                          "-P", str(tmp_path / "pid")],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            assert p.poll() is None, p.stdout.read().decode()
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            pytest.fail("ser2net did not listen on its accepter")
+    finally:
+        p.terminate()
+        p.wait()
+
+
+def test_target_choice(tmp_path):
+    env = tmp_path / "two.yaml"
+    env.write_text("targets:\n  x86_64: {}\n  rpi4: {}\n")
+    b = remote.Board(env)
+    assert b.target_for("x86_64", 2) == "x86_64"
+    assert b.target_for("arm64", 2) is None            # runs locally
+    assert remote.Board(env, "rpi4").target_for("arm64", 1) == "rpi4"
+    with pytest.raises(remote.BoardError, match="not a target"):
+        remote.Board(env, "nope").target_for("arm64", 1)
+    one = tmp_path / "one.yaml"
+    one.write_text("targets:\n  board: {}\n")
+    assert remote.Board(one).target_for("arm64", 1) == "board"
+    assert remote.Board(one).target_for("arm64", 2) is None
+    with pytest.raises(remote.BoardError, match="no such file"):
+        remote.Board(tmp_path / "missing.yaml")
+
+
+def test_remote_place_without_coordinator(tmp_path):
+    """A RemotePlace target parses, and without a coordinator the error
+    says what is missing and where it looked (--lg-coordinator)."""
+    env = tmp_path / "place.yaml"
+    env.write_text("targets:\n  arm64:\n    resources:\n      RemotePlace:\n"
+                   "        name: rpi4-lab1\n    drivers:\n"
+                   "      SerialDriver: {}\n")
+    assert remote.target_names(env) == ["arm64"]
+    url = f"ws://127.0.0.1:{free_port()}/ws"
+    old = os.environ.get("LG_CROSSBAR")
+    try:
+        with pytest.raises(remote.BoardError) as exc:
+            remote.load_target(env, "arm64", coordinator=url)
+    finally:
+        if old is None:
+            os.environ.pop("LG_CROSSBAR", None)
+        else:
+            os.environ["LG_CROSSBAR"] = old
+    msg = str(exc.value)
+    assert url in msg and "RemotePlace" in msg and "crossbar" in msg
+
+
+def test_bad_env_file(tmp_path):
+    env = tmp_path / "bad.yaml"
+    env.write_text("targets:\n  arm64:\n    drivers:\n"
+                   "      NoSuchDriver: {}\n")
+    with pytest.raises(remote.BoardError, match="NoSuchDriver"):
+        remote.load_target(env, "arm64")
+
+
+class FakeConsole:
+    def __init__(self, chunks):
+        self.chunks = list(chunks)
+
+    def _read(self, size=1, timeout=0.0):
+        item = self.chunks.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+
+def test_console_transcript_and_eof(tmp_path):
+    """What the board's console reads is kept; a console its far end
+    closed (pyserial: 'socket disconnected') is EOF, as when QEMU exits
+    on the local path."""
+    log = tmp_path / "console.log"
+    c = FakeConsole([b"boot", b"ing\n",
+                     serial.SerialException("socket disconnected")])
+    f = remote.tap_console(c, log)
+    assert c._read() == b"boot" and c._read(size=4) == b"ing\n"
+    with pytest.raises(pexpect.EOF, match="socket disconnected"):
+        c._read()
+    f.close()
+    assert log.read_bytes() == b"booting\n"
+    c = FakeConsole([b""])
+    remote.tap_console(c, log).close
+    with pytest.raises(pexpect.EOF):
+        c._read()
+
+
+def test_fakeboard_qemu_command_has_only_the_tcp_console():
+    a = archspec.load_all()["x86_64"]
+    cmd = fakeboard.qemu_command(a, "/k", "/i", "console=ttyS0 x", 4555)
+    text = " ".join(cmd)
+    assert cmd[cmd.index("-chardev") + 1] == (
+        "socket,id=console,host=127.0.0.1,port=4555,server=on,wait=on")
+    assert cmd[cmd.index("-serial") + 1] == "chardev:console"
+    assert cmd[cmd.index("-append") + 1] == "console=ttyS0 x"
+    assert cmd[cmd.index("-machine") + 1] == a.qemu.machine
+    assert "-qmp" not in cmd and "-nographic" not in cmd and "stdio" \
+        not in text
+    assert cmd.count("-serial") == 1 and "-monitor none" in text
+
+
+def test_fakeboard_off_without_qemu(tmp_path):
+    assert fakeboard.power_off(tmp_path) is False
+    (tmp_path / "qemu.pid").write_text("999999999\n")
+    assert fakeboard.power_off(tmp_path) is False
+    assert not (tmp_path / "qemu.pid").exists()
+
+
+def test_fakeboard_on_needs_the_harness_environment(tmp_path, monkeypatch):
+    for v in remote.ENV_VARS:
+        monkeypatch.delenv(v, raising=False)
+    with pytest.raises(SystemExit, match="NOPFN_KERNEL"):
+        fakeboard.power_on(tmp_path, 1)
