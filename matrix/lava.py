@@ -39,7 +39,8 @@ LAVA_ARCH = {"x86_64": "amd64", "arm64": "arm64", "riscv64": "riscv64",
              "ppc64el": "ppc64le", "ppc64": "ppc64", "s390x": "s390x",
              "mips64el": "mips64el", "mipsel": "mipsel"}
 # What the matrix's init prints when it has mounted everything (the
-# guests boot with `quiet`, so the kernel's own banner is not printed).
+# guests boot with loglevel=5, which keeps the kernel's own banner off
+# the console).
 INIT_DONE = "nopfn-guest: init done"
 
 # Run in the guest by the test definition: one program, its output, its
