@@ -10,23 +10,30 @@ the QEMU settings of matrix/arches/<arch>.yaml, like the local path.
 
   fakeboard.py on  --state DIR --port P    start QEMU (returns at once;
                                            QEMU waits for the console)
+  fakeboard.py on  --state DIR --pty LINK  the same, console on a pty
   fakeboard.py off --state DIR             stop it (nothing running: ok)
 
-QEMU's serial is `-chardev socket,server=on,wait=on`: the guest starts
-when the console connects, so nothing it prints is lost before then,
-as with a real board whose console is opened before the power goes on.
+With --port, QEMU's serial is `-chardev socket,server=on,wait=on`: the
+guest starts when the console connects, so nothing it prints is lost
+before then, as with a real board whose console is opened before the
+power goes on. With --pty, it is a pseudo-terminal that LINK names, a
+serial device for ser2net's `serialdev` connector (the one RFC 2217
+needs); the guest starts at once, like a board on a USB serial adapter,
+and what it prints before the console is opened is lost.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import pathlib
+import re
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from typing import Optional
 
 if __package__ in (None, ""):        # run as a script by a power command
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
@@ -35,20 +42,22 @@ from matrix import archspec  # noqa: E402
 
 
 def qemu_command(arch: archspec.Arch, kernel: str, initrd: str,
-                 cmdline: str, port: int) -> list[str]:
+                 cmdline: str, port: Optional[int]) -> list[str]:
     """QEMU for arch as the local path starts it (matrix/guest.py), but
-    with the serial console on a TCP socket and no monitor."""
+    with the serial console on a TCP socket (port) or a pseudo-terminal
+    (port None) and no monitor."""
     q = arch.qemu
     if q is None:
         raise SystemExit(f"fakeboard: {arch.name} has no QEMU section")
+    chardev = (f"socket,id=console,host=127.0.0.1,port={port},"
+               "server=on,wait=on" if port is not None else
+               "pty,id=console")
     return [shutil.which(q.binary) or q.binary,
             "-machine", q.machine, "-cpu", q.cpu, "-m", q.memory,
             "-smp", str(q.smp), *shlex.split(q.extra_args),
             "-kernel", kernel, "-initrd", initrd, "-append", cmdline,
             "-display", "none", "-monitor", "none",
-            "-chardev", f"socket,id=console,host=127.0.0.1,port={port},"
-            "server=on,wait=on",
-            "-serial", "chardev:console"]
+            "-chardev", chardev, "-serial", "chardev:console"]
 
 
 def _pid(state: pathlib.Path) -> int:
@@ -91,9 +100,16 @@ def power_off(state: pathlib.Path, grace: float = 3.0) -> bool:
     return True
 
 
-def power_on(state: pathlib.Path, port: int, timeout: float = 20.0) -> int:
-    """Start QEMU in the background, return once its console socket
-    listens (QEMU says so on stderr); the pid is in state/qemu.pid."""
+PTY_RE = re.compile(rb"char device redirected to (/dev/pts/\d+) "
+                    rb"\(label console\)")
+
+
+def power_on(state: pathlib.Path, port: Optional[int],
+             link: Optional[pathlib.Path] = None,
+             timeout: float = 20.0) -> int:
+    """Start QEMU in the background, return once its console is there
+    (QEMU says so on stderr): the socket listens, or the pseudo-terminal
+    exists and link points at it. The pid is in state/qemu.pid."""
     env = os.environ
     missing = [v for v in ("NOPFN_ARCH", "NOPFN_KERNEL", "NOPFN_INITRD",
                            "NOPFN_CMDLINE") if v not in env]
@@ -119,7 +135,15 @@ def power_on(state: pathlib.Path, port: int, timeout: float = 20.0) -> int:
         if p.poll() is not None:
             raise SystemExit(f"fakeboard: QEMU exited ({p.returncode}):\n"
                              + log.read_text(errors="replace"))
-        if b"waiting for connection" in log.read_bytes():
+        out = log.read_bytes()
+        if port is not None and b"waiting for connection" in out:
+            return p.pid
+        m = PTY_RE.search(out)
+        if port is None and m and link is not None:
+            tmp = link.with_name(link.name + ".new")
+            tmp.unlink(missing_ok=True)
+            tmp.symlink_to(m.group(1).decode())
+            os.replace(tmp, link)
             return p.pid
         time.sleep(0.05)
     power_off(state)
@@ -133,13 +157,16 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--state", required=True, type=pathlib.Path)
     ap.add_argument("--port", type=int, help="TCP port of the console "
                     "socket (on)")
+    ap.add_argument("--pty", type=pathlib.Path, help="instead: the console "
+                    "on a pseudo-terminal, this symlink to it (what a USB "
+                    "serial adapter's /dev/ttyUSB0 is to ser2net)")
     args = ap.parse_args(argv)
     if args.action == "off":
         power_off(args.state)
         return 0
-    if args.port is None:
-        ap.error("on needs --port")
-    power_on(args.state, args.port)
+    if (args.port is None) == (args.pty is None):
+        ap.error("on needs --port or --pty")
+    power_on(args.state, args.port, args.pty)
     return 0
 
 

@@ -10,6 +10,7 @@ import time
 import pexpect
 import pytest
 import serial
+import yaml
 
 from matrix import archspec, fakeboard, remote
 
@@ -179,3 +180,100 @@ def test_fakeboard_on_needs_the_harness_environment(tmp_path, monkeypatch):
         monkeypatch.delenv(v, raising=False)
     with pytest.raises(SystemExit, match="NOPFN_KERNEL"):
         fakeboard.power_on(tmp_path, 1)
+
+
+SHELLBOARD = REPO / "tests" / "lab" / "shellboard.py"
+
+
+def _ser2net(tmp_path, port, connector, accepter="tcp"):
+    conf = tmp_path / "ser2net.yaml"
+    conf.write_text(
+        "%YAML 1.1\n---\nconnection: &board\n"
+        f"    accepter: {accepter},127.0.0.1,{port}\n    enable: on\n"
+        "    options:\n      kickolduser: true\n"
+        f"    connector: {connector}\n")
+    p = subprocess.Popen(["ser2net", "-n", "-u", "-c", str(conf),
+                          "-P", str(tmp_path / "ser2net.pid")],
+                         stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 5
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return p
+        except OSError:
+            assert time.monotonic() < deadline, "ser2net did not start"
+            time.sleep(0.05)
+
+
+@pytest.mark.parametrize("protocol", ["raw", "rfc2217"])
+def test_board_plumbing_through_ser2net(tmp_path, protocol):
+    """BoardGuest end to end without a kernel: labgrid's
+    ExternalPowerDriver starts a shell "board" (tests/lab/shellboard.py),
+    the console is a NetworkSerialPort on a real ser2net in front of it,
+    the matrix adds the ShellDriver; commands run with their output and
+    exit status, the harness environment reaches the power command, a
+    board that dies is EOF (guest died), and each boot powers on anew."""
+    if shutil.which("ser2net") is None:
+        pytest.fail("ser2net is missing: ./matrix/setup installs it")
+    board_port, port = free_port(), free_port()
+    pidfile, seen = tmp_path / "board.pid", tmp_path / "env.txt"
+    # raw: ser2net's connector is the board's TCP socket; RFC 2217 needs
+    # a serial device behind ser2net (it sets the line's speed): the
+    # board is then on a pseudo-terminal, as behind a USB serial adapter
+    line = tmp_path / "ttyUSB0"
+    where = f"--pty {line}" if protocol == "rfc2217" else str(board_port)
+    on = (f"sh -c 'echo \"$NOPFN_ARCH $NOPFN_KERNEL $NOPFN_CMDLINE\" "
+          f">> {seen}; /usr/bin/python3 {SHELLBOARD} {where} "
+          f"</dev/null >/dev/null 2>&1 & echo $! > {pidfile}; sleep 0.3'")
+    off = f"sh -c 'kill $(cat {pidfile} 2>/dev/null) 2>/dev/null; true'"
+    env = tmp_path / "board.yaml"
+    env.write_text(yaml.safe_dump({"targets": {"x86_64": {
+        "resources": {"NetworkSerialPort": {
+            "host": "127.0.0.1", "port": port, "protocol": protocol}},
+        "drivers": {"SerialDriver": {},
+                    "ExternalPowerDriver": {"cmd_on": on,
+                                            "cmd_off": off}}}}}))
+    if protocol == "rfc2217":
+        s2n = _ser2net(tmp_path, port, f"serialdev,{line},115200n81,local",
+                       "telnet(rfc2217),tcp")
+    else:
+        s2n = _ser2net(tmp_path, port, f"tcp,127.0.0.1,{board_port}")
+    arch = archspec.load_all()["x86_64"]
+    board = remote.Board(env)
+    try:
+        g = remote.BoardGuest(arch, pathlib.Path("/k/vmlinux"),
+                              pathlib.Path("/k/initramfs.cpio"),
+                              tmp_path / "boot1", 20, board, "x86_64")
+        g.boot()
+        out = g.run("echo hello; echo world; false")
+        assert [ln.text for ln in out.lines] == ["hello", "world"]
+        assert out.rc == 1
+        assert g.check("echo $((6 * 7))").strip() == "42"
+        console = (tmp_path / "boot1" / "console.log").read_text()
+        assert "hello\nworld\n" in console
+        if protocol == "raw":   # the board waited for its console
+            assert "nopfn-guest: init done" in console
+        assert (tmp_path / "boot1" / "labgrid-env.yaml").read_text() == \
+            env.read_text()
+        # the board's shell dies: over TCP the connection closes (EOF,
+        # "guest died"); on a serial line the line just goes quiet, as a
+        # real board's does, and the harness's time limit catches it
+        with pytest.raises(remote.GuestError,
+                           match="guest died" if protocol == "raw" else
+                           "printed no complete line"):
+            g.run("kill -9 $$", timeout=3)
+        assert not g.alive
+        g2 = remote.BoardGuest(arch, pathlib.Path("/k/vmlinux"),
+                               pathlib.Path("/k/initramfs.cpio"),
+                               tmp_path / "boot2", 20, board, "x86_64")
+        g2.boot()
+        assert g2.check("echo again").strip() == "again"
+        g2.stop()
+    finally:
+        subprocess.run(["sh", "-c", off])
+        s2n.terminate()
+        s2n.wait()
+    lines = seen.read_text().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("x86_64 /k/vmlinux console=ttyS0 ")
