@@ -42,6 +42,7 @@ def pytest_addoption(parser):
                 "folder is served (default: file://)")
 
 
+@pytest.hookimpl(trylast=True)     # after the terminal reporter exists
 def pytest_configure(config):
     tr = config.pluginmanager.get_plugin("terminalreporter")
     capman = config.pluginmanager.get_plugin("capturemanager")

@@ -82,3 +82,29 @@ def test_durations():
     assert progress.duration(42) == "42 s"
     assert progress.duration(125) == "2m05s"
     assert progress.duration(3725) == "1h02m05s"
+
+
+def test_lines_get_past_pytest_capturing(tmp_path):
+    """Builds run inside pytest items, whose output pytest captures: the
+    lab plugin writes the lines through the terminal reporter instead,
+    so they show while the item runs."""
+    import os
+    import pathlib
+    import subprocess
+    repo = pathlib.Path(__file__).resolve().parents[2]
+    t = tmp_path / "test_x.py"
+    t.write_text("from matrix import progress\n"
+                 "def test_build():\n"
+                 "    print('captured stdout')\n"
+                 "    with progress.step('arm64', 'kernel'):\n"
+                 "        progress.emit('building the kernel')\n")
+    r = subprocess.run(["/usr/bin/python3", "-m", "pytest", "-q", "-p",
+                        "matrix.lab", "-p", "no:cacheprovider", str(t)],
+                       cwd=tmp_path, capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=str(repo),
+                                NOPFN_PROGRESS="1"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = [ln for ln in r.stdout.splitlines() if "building the" in ln]
+    assert len(got) == 1 and LINE.match(got[0]).groups() == (
+        "arm64", "kernel", "building the kernel"), r.stdout
+    assert "captured stdout" not in r.stdout
