@@ -137,7 +137,13 @@ def job(arch: Arch, urls: dict[str, str], sums: dict[str, str],
         "boot_args"]
     # the local path's options without -initrd (the ramdisk's image_arg)
     extra = shlex.split(q.extra_args)
-    options = [f"-smp {q.smp}"] + ([shlex.join(extra)] if extra else [])
+    # LAVA's qemu device type sets -machine and -cpu from the context for
+    # some architectures only (arm, arm64, riscv64, i386, ...; not amd64),
+    # and -cpu host -enable-kvm unless no_kvm: name both again here (the
+    # last -cpu wins, -machine options merge) and turn KVM off, as the
+    # matrix runs under TCG.
+    options = [f"-machine {q.machine}", f"-cpu {q.cpu}", f"-smp {q.smp}"] \
+        + ([shlex.join(extra)] if extra else [])
     base = arch.base or arch.name
     # deploy, boot and test, slower kernels (debug) scaled, and a margin
     minutes = 5 + 5 * arch.scale + 20 * arch.scale + 5
@@ -152,7 +158,7 @@ def job(arch: Arch, urls: dict[str, str], sums: dict[str, str],
         "priority": "medium",
         "visibility": "public",
         "context": {"arch": LAVA_ARCH.get(base, base), "machine": q.machine,
-                    "cpu": q.cpu, "memory": memory,
+                    "cpu": q.cpu, "memory": memory, "no_kvm": True,
                     "extra_options": options},
         "metadata": dict(metadata or {}),
         "actions": [

@@ -68,7 +68,11 @@ def test_jobs_for_every_booted_target_validate(tmp_path):
         job = yaml.safe_load(written[a.name].read_text())
         _lava_validate(job)             # LAVA's own validator
         assert job["device_type"] == "qemu"
-        assert job["context"]["machine"] == a.qemu.machine
+        ctx = job["context"]
+        assert ctx["machine"] == a.qemu.machine and ctx["no_kvm"] is True
+        # LAVA's qemu template sets -machine only for some architectures
+        assert f"-machine {a.qemu.machine}" in ctx["extra_options"]
+        assert f"-cpu {a.qemu.cpu}" in ctx["extra_options"]
         images = job["actions"][0]["deploy"]["images"]
         for key, name in (("kernel", "Image"), ("ramdisk",
                                                 "initramfs.cpio")):
