@@ -231,6 +231,13 @@ def main(argv: list[str]) -> int:
     except deps.MissingTools as exc:
         print(f"matrix: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:     # the lab's own errors: no traceback
+        from .kcidb import KcidbError
+        from .lava import LavaError
+        if not isinstance(exc, (KcidbError, LavaError)):
+            raise
+        print(f"matrix: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
