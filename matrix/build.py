@@ -65,10 +65,10 @@ class Builder:
         """Build each step; a failed step is recorded, later ones skipped."""
         art = Artifacts(arch)
 
-        def step(name: str, fn):
+        def step(name: str, fn, label: str = ""):
             t0 = time.monotonic()
             built = len(self.cache.built)
-            with progress.step(arch.name, name):
+            with progress.step(arch.name, label or name):
                 try:
                     return fn()
                 except BuildError as exc:
@@ -91,7 +91,7 @@ class Builder:
 
         kb = step("kernel", lambda: KernelBuild(
             arch, self.tree, self.cache,
-            toolchain.cross_prefix(arch, self.cache)))
+            toolchain.cross_prefix(arch, self.cache)), "toolchain")
         if kb is not None:
             art.kernel_meta = step("kernel", kb.ensure)
             art.kernel_log = kb.entry.path / "build.log"
