@@ -277,3 +277,29 @@ def test_board_plumbing_through_ser2net(tmp_path, protocol):
     lines = seen.read_text().splitlines()
     assert len(lines) == 2
     assert lines[0].startswith("x86_64 /k/vmlinux console=ttyS0 ")
+
+
+def test_run_passes_lab_options_to_pytest(monkeypatch, tmp_path):
+    """./matrix/run changes to the repository first: relative file
+    arguments are the caller's (NOPFN_CWD), and reach pytest as the
+    options of labgrid's and the lab plugin."""
+    from matrix import __main__ as cli
+    monkeypatch.setenv("NOPFN_CWD", str(tmp_path))
+    assert cli.caller_path("board.yaml") == tmp_path / "board.yaml"
+    assert cli.caller_path("/abs/k.json") == pathlib.Path("/abs/k.json")
+    seen = {}
+
+    def fake_main(argv):
+        seen["argv"] = argv
+        return 0
+    import pytest as pt
+    monkeypatch.setattr(pt, "main", fake_main)
+    rc = cli.main(["run", "--arch", "x86_64", "--lg-env", "board.yaml",
+                   "--lg-target", "rpi4", "--kcidb", "out/k.json",
+                   "--lava-jobs", "jobs", "--kcidb-origin", "mylab"])
+    assert rc == 0
+    argv = seen["argv"]
+    assert f"--lg-env={tmp_path / 'board.yaml'}" in argv
+    assert f"--kcidb={tmp_path / 'out' / 'k.json'}" in argv
+    assert f"--lava-jobs={tmp_path / 'jobs'}" in argv
+    assert "--lg-target=rpi4" in argv and "--kcidb-origin=mylab" in argv
