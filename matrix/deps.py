@@ -131,7 +131,7 @@ BROWSER = [
 # Beyond one machine (matrix/remote.py, lava.py, kcidb.py and their tests):
 # ser2net in front of a board's serial port, LAVA's own job validator
 # (lava-common; lava-dispatcher would add systemd-sysv and libguestfs,
-# some 130 packages, for nothing the validation uses), the KCIDB schema
+# 134 packages, for nothing the validation uses), the KCIDB schema
 # check.
 LAB = [
     Need("ser2net", "ser2net"),
