@@ -185,7 +185,7 @@ def export(results: pathlib.Path, origin: str = DEFAULT_ORIGIN,
         except (OSError, ValueError) as exc:
             raise KcidbError(f"{results}/{target}.json: {exc}") from exc
         b, ts = _target(rec, target, origin, checkout_id, run, base,
-                        started)
+                        started, environment(results, target, rec))
         if any("applying" in e for e in
                (rec.get("build_errors") or {}).values()):
             patch_ok = False
@@ -198,8 +198,33 @@ def export(results: pathlib.Path, origin: str = DEFAULT_ORIGIN,
     return data
 
 
+def environment(results: pathlib.Path, target: str, rec: dict) -> dict:
+    """Where the target's tests ran: local QEMU, or a board of --lg-env
+    (the labgrid env file the first boot kept says which)."""
+    env = {"misc": {"target": target}}
+    used = results / target / "boot1" / "labgrid-env.yaml"
+    try:
+        import yaml
+        targets = (yaml.safe_load(used.read_text()) or {}).get(
+            "targets") or {}
+    except (OSError, ValueError, AttributeError):
+        targets = {}
+    for name, t in targets.items():
+        drivers = (t or {}).get("drivers") or {}
+        if drivers and "MatrixQEMUDriver" not in drivers:
+            env["comment"] = f"labgrid board {name}"
+            env["misc"].update(board=name, drivers=sorted(drivers),
+                               resources=sorted((t or {}).get(
+                                   "resources") or {}))
+            return env
+    env["comment"] = (f"QEMU {rec.get('qemu_version')}"
+                      if rec.get("qemu_version") else "build only")
+    return env
+
+
 def _target(rec: dict, target: str, origin: str, checkout_id: str,
-            run: str, base: str, started: float) -> tuple[dict, list]:
+            run: str, base: str, started: float,
+            env: dict) -> tuple[dict, list]:
     k = rec.get("kernel") or {}
     errors = rec.get("build_errors") or {}
     arch = rec.get("base") or rec.get("arch") or target
@@ -228,9 +253,6 @@ def _target(rec: dict, target: str, origin: str, checkout_id: str,
     if failed:
         build["log_excerpt"] = str(errors[failed[0]])[-16384:]
         build["misc"]["failed_steps"] = failed
-    env = {"comment": (f"QEMU {rec.get('qemu_version')}"
-                       if rec.get("qemu_version") else "build only"),
-           "misc": {"target": target}}
     tests = []
     for item, t in (rec.get("tests") or {}).items():
         status = STATUS.get(t.get("status", "failed"), "ERROR")

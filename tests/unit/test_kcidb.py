@@ -120,6 +120,27 @@ def test_export_validates_and_says_what_ran(run):
     assert len(ids) == len(set(ids))
 
 
+def test_environment_names_the_board(run):
+    """Tests that ran on a board of --lg-env say so; QEMU ones name it."""
+    boot = run / "x86_64" / "boot1"
+    boot.mkdir(parents=True)
+    (boot / "labgrid-env.yaml").write_text(
+        "targets:\n  x86_64:\n    resources:\n      NetworkSerialPort:\n"
+        "        {host: h, port: 1}\n    drivers:\n      SerialDriver: {}\n"
+        "      ExternalPowerDriver: {cmd_on: a, cmd_off: b}\n")
+    data = kcidb.export(run)
+    env = next(t for t in data["tests"] if t["misc"].get("target") ==
+               "x86_64")["environment"]
+    assert env["comment"] == "labgrid board x86_64"
+    assert env["misc"]["resources"] == ["NetworkSerialPort"]
+    (boot / "labgrid-env.yaml").write_text(
+        "targets:\n  x86_64:\n    drivers:\n      MatrixQEMUDriver: {}\n"
+        "      ShellDriver: {}\n")
+    env = next(t for t in kcidb.export(run)["tests"]
+               if t["misc"].get("target") == "x86_64")["environment"]
+    assert env["comment"].startswith("QEMU QEMU emulator version 7.2")
+
+
 def test_patchset_hash_is_kcidb_s():
     """As the definition says: sha256sum *.patch | cut -c-64 | sha256sum
     | cut -c-64, over the series in order."""
