@@ -303,3 +303,15 @@ def test_run_passes_lab_options_to_pytest(monkeypatch, tmp_path):
     assert f"--kcidb={tmp_path / 'out' / 'k.json'}" in argv
     assert f"--lava-jobs={tmp_path / 'jobs'}" in argv
     assert "--lg-target=rpi4" in argv and "--kcidb-origin=mylab" in argv
+
+
+def test_remote_place_coordinator_from_the_env_file(tmp_path, monkeypatch):
+    """The coordinator an env file names (options: crossbar_url) is the
+    one labgrid's client tries, and the one the error names."""
+    monkeypatch.delenv("LG_CROSSBAR", raising=False)
+    url = f"ws://127.0.0.1:{free_port()}/ws"
+    env = tmp_path / "place.yaml"
+    env.write_text(f"options:\n  crossbar_url: {url}\ntargets:\n  arm64:\n"
+                   "    resources:\n      RemotePlace:\n        name: p\n")
+    with pytest.raises(remote.BoardError, match=url.replace("/", ".")):
+        remote.load_target(env, "arm64")
