@@ -288,6 +288,46 @@ static unsigned long fault_pc(const void *ucp)
 #endif
 }
 
+/* "# <who>: signal S code C at ADDR pc PC", async-signal-safe. */
+static void crash_note(const char *who, int sig, const siginfo_t *si,
+		       void *uc)
+{
+	unsigned long v[4] = { (unsigned long)sig, (unsigned long)si->si_code,
+			       (unsigned long)si->si_addr, fault_pc(uc) };
+	static const char * const label[4] = { ": signal ", " code ", " at ",
+						" pc " };
+	char buf[160];
+	size_t n = 0;
+	int i, k;
+
+	buf[n++] = '#';
+	buf[n++] = ' ';
+	while (*who && n < 40)
+		buf[n++] = *who++;
+	for (i = 0; i < 4; i++) {
+		const char *l = label[i];
+
+		while (*l)
+			buf[n++] = *l++;
+		buf[n++] = '0';
+		buf[n++] = 'x';
+		for (k = 60; k >= 0; k -= 4)
+			if ((v[i] >> k) || !k)
+				buf[n++] = "0123456789abcdef"[(v[i] >> k) & 15];
+	}
+	buf[n++] = '\n';
+	if (write(2, buf, n) < 0)
+		return;
+}
+
+/* The controller: report a crash of its own before dying of it. */
+static void controller_crash(int sig, siginfo_t *si, void *uc)
+{
+	crash_note("controller", sig, si, uc);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 static void fault_handler(int sig, siginfo_t *si, void *uc)
 {
 	if (sig == SIGSEGV && si->si_code == SI_KERNEL && sh->kinject) {
@@ -304,6 +344,7 @@ static void fault_handler(int sig, siginfo_t *si, void *uc)
 			__atomic_store_n(&sh->worker_seen[w_index].sig, sig,
 					 __ATOMIC_RELEASE);
 		}
+		crash_note("worker", sig, si, uc);
 		signal(sig, SIG_DFL);
 		raise(sig);
 		return;
@@ -2109,6 +2150,13 @@ int main(int argc, char **argv)
 
 	sa.sa_handler = alarm_handler;
 	sigaction(SIGALRM, &sa, NULL);
+	{
+		struct sigaction crash = { .sa_sigaction = controller_crash,
+					   .sa_flags = SA_SIGINFO };
+
+		sigaction(SIGSEGV, &crash, NULL);
+		sigaction(SIGBUS, &crash, NULL);
+	}
 	alarm(opt_seconds + 30);
 
 	t0 = now_ns();
