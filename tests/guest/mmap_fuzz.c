@@ -273,6 +273,27 @@ static struct {
 
 static const unsigned long huge_len[3] = { 1UL << 30, 1UL << 40, 1UL << 46 };
 
+/*
+ * mmap(2) without the C library's checks.  The 32-bit ABIs (arm, i386,
+ * mips o32) have mmap2, whose offset counts 4096-byte units (arm has no
+ * mmap at all, and i386's is old_mmap, which takes a pointer to its
+ * arguments): an offset it cannot express, not a multiple of 4096, is
+ * EINVAL there as the kernel's mmap says for it (their pages are 4 KiB).
+ */
+static long raw_mmap(unsigned long addr, unsigned long len, int prot,
+		     int flags, int fd, unsigned long off)
+{
+#ifdef SYS_mmap2
+	if (off % 4096) {
+		errno = EINVAL;
+		return -1;
+	}
+	return syscall(SYS_mmap2, addr, len, prot, flags, fd, off / 4096);
+#else
+	return syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+#endif
+}
+
 /* ---------------------------------------------------- the run's state */
 
 struct shared {
@@ -1212,7 +1233,7 @@ static void op_mmap(const struct op *op)
 	  addr ? addr_str(addr, b1) : "NULL", len, prot_str(prot, b2), flags,
 	  slot, dev >= 0 ? dev_file[dev] : "closed", off);
 	errno = 0;
-	ret = syscall(SYS_mmap, addr, len, prot, flags, fd_of(slot), off);
+	ret = raw_mmap(addr, len, prot, flags, fd_of(slot), off);
 	err = errno;
 
 	/*
@@ -2199,8 +2220,9 @@ static void op_remap(const struct op *op)
 	ret = syscall(SYS_munmap, A(old.start), len);
 	expect_ret("munmap", ret, errno, 0, 0);
 	vma_remove(&M->par, old.start, old.end);
-	ret = syscall(SYS_mmap, A(old.start), len, old.prot,
-		      MAP_SHARED | MAP_FIXED, M->fds[slot].fd, old.pgoff * psz);
+	ret = raw_mmap((unsigned long)A(old.start), len, old.prot,
+		       MAP_SHARED | MAP_FIXED, M->fds[slot].fd,
+		       old.pgoff * psz);
 	if (ret != (long)A(old.start))
 		mismatch("remap: mmap gave %s", ret == -1 ?
 			 strerrorname_np(errno) : addr_str(ret, b1));
