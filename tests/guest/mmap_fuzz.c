@@ -45,6 +45,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -271,7 +273,12 @@ static struct {
 	unsigned long word_off[NW];
 } env;
 
+#if ULONG_MAX > 0xffffffffUL
 static const unsigned long huge_len[3] = { 1UL << 30, 1UL << 40, 1UL << 46 };
+#else
+/* 32-bit: 1 GiB, 3 GiB, and the largest page-aligned length */
+static const unsigned long huge_len[3] = { 1UL << 30, 3UL << 30, ~0xfffUL };
+#endif
 
 /*
  * mmap(2) without the C library's checks.  The 32-bit ABIs (arm, i386,
@@ -2019,7 +2026,8 @@ static void op_setpages(const struct op *op)
 	struct mfd *f = &M->fds[slot];
 	struct nopfn_test_pages req = { 0 };
 	unsigned int b = (op->r[1] >> 8) % 7, want_err = 0;
-	unsigned long first, count;
+	unsigned long first;
+	uint64_t count;			/* as the ioctl's __u64 */
 	long ret;
 	int i;
 
@@ -2067,7 +2075,7 @@ static void op_setpages(const struct op *op)
 	if (op->r[1] % 16 == 0 && !sane(op))
 		req.sleep_ms = (op->r[1] % 32) ? NOPFN_TEST_MAX_SLEEP_MS + 1 :
 			       5;
-	T("SET_PAGES(slot %d, %lu+%lu, %u, %u ms)", slot, first, count,
+	T("SET_PAGES(slot %d, %lu+%" PRIu64 ", %u, %u ms)", slot, first, count,
 	  req.behaviour, req.sleep_ms);
 	ret = ioctl(fd_of(slot), NOPFN_TEST_IOC_SET_PAGES, &req);
 	if (f->fd < 0) {
