@@ -88,6 +88,7 @@ static inline __u64 fresh_word(int type, unsigned long off)
 	return type == 0 && off % FETCHOP_VAR_SIZE ? FETCHOP_NO_AMO : 0;
 }
 
+#if __GCC_ATOMIC_LLONG_LOCK_FREE == 2
 static inline __u64 peek64(const void *p)
 {
 	return __atomic_load_n((const __u64 *)p, __ATOMIC_RELAXED);
@@ -97,6 +98,22 @@ static inline void poke64(void *p, __u64 v)
 {
 	__atomic_store_n((__u64 *)p, v, __ATOMIC_RELAXED);
 }
+#else
+/*
+ * No lock-free 64-bit atomics (mips o32, ARMv5): libatomic would take a
+ * lock private to the process.  A volatile access is two 32-bit ones,
+ * each kept, but a store racing with it may be seen half done.
+ */
+static inline __u64 peek64(const void *p)
+{
+	return *(const volatile __u64 *)p;
+}
+
+static inline void poke64(void *p, __u64 v)
+{
+	*(volatile __u64 *)p = v;
+}
+#endif
 
 static inline char peek8(const void *p)
 {

@@ -135,6 +135,93 @@ static inline void fetchop_or(struct fetchop_var *var, __s64 x)
 	FETCHOP_STORE_OP(var, FETCHOP_OR, x);
 }
 
+#elif __GCC_ATOMIC_LLONG_LOCK_FREE != 2
+
+/*
+ * A 32-bit target without lock-free 64-bit atomics (mips o32, ARMv5):
+ * the C library's fallback (libatomic) locks in a table private to the
+ * process, which is no atomicity between the processes that share a
+ * mapping after fork().  So each operation takes a spinlock kept in the
+ * variable itself, the 32-bit word at FETCHOP_LOCK_OFFSET (in the
+ * reserved bytes, at an offset that no SN2 operation uses; 0 whenever no
+ * operation runs), with the 32-bit atomics every such target has.  All
+ * operations are then serialised per variable, in one total order, and
+ * each is a full barrier (acquire at the lock, release at the unlock).
+ */
+#include <sched.h>
+
+#define FETCHOP_LOCK_OFFSET	40
+
+static inline __u32 *fetchop_lockword(struct fetchop_var *var)
+{
+	return (__u32 *)((char *)var + FETCHOP_LOCK_OFFSET);
+}
+
+static inline void fetchop_lock(struct fetchop_var *var)
+{
+	__u32 *lock = fetchop_lockword(var);
+	unsigned int spins = 0;
+
+	while (__atomic_exchange_n(lock, 1, __ATOMIC_SEQ_CST)) {
+		while (__atomic_load_n(lock, __ATOMIC_RELAXED))
+			if (++spins % 64 == 0)
+				sched_yield();	/* the holder may be preempted */
+	}
+}
+
+static inline void fetchop_unlock(struct fetchop_var *var)
+{
+	__atomic_store_n(fetchop_lockword(var), 0, __ATOMIC_SEQ_CST);
+}
+
+/* @var's value after fn(old, x), and the old value. */
+#define FETCHOP_LOCKED(var, expr)					\
+	({								\
+		volatile __s64 *_v = &(var)->value;			\
+		__s64 old;						\
+									\
+		fetchop_lock(var);					\
+		old = *_v;						\
+		*_v = (expr);						\
+		fetchop_unlock(var);					\
+		old;							\
+	})
+
+static inline __s64 fetchop_load(struct fetchop_var *var)
+{
+	return FETCHOP_LOCKED(var, old);
+}
+
+static inline __s64 fetchop_increment(struct fetchop_var *var)
+{
+	return FETCHOP_LOCKED(var, old + 1);
+}
+
+static inline __s64 fetchop_decrement(struct fetchop_var *var)
+{
+	return FETCHOP_LOCKED(var, old - 1);
+}
+
+static inline __s64 fetchop_clear(struct fetchop_var *var)
+{
+	return FETCHOP_LOCKED(var, 0);
+}
+
+static inline void fetchop_store(struct fetchop_var *var, __s64 x)
+{
+	FETCHOP_LOCKED(var, x);
+}
+
+static inline void fetchop_and(struct fetchop_var *var, __s64 x)
+{
+	FETCHOP_LOCKED(var, old & x);
+}
+
+static inline void fetchop_or(struct fetchop_var *var, __s64 x)
+{
+	FETCHOP_LOCKED(var, old | x);
+}
+
 #else /* emulation with CPU atomics */
 
 static inline __s64 fetchop_load(struct fetchop_var *var)
