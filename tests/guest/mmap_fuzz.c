@@ -1296,8 +1296,10 @@ static void op_mmap(const struct op *op)
 			 */
 			want_err = ENOMEM;
 		} else if (dev != D_NOPFN) {
-			/* mspec_mmap() */
-			if (pgoff)
+			/* mspec_mmap(); uncached may be refused first */
+			if (dev == D_UNCACHED && nmappable < NTYPES)
+				want_err = ENODEV;
+			else if (pgoff)
 				want_err = EINVAL;
 			else if (!shared)
 				want_err = EINVAL;	/* VM_SHARED */

@@ -57,7 +57,7 @@ static void expect_refused(struct __test_metadata *_metadata, int prot,
 	struct counters before, after;
 	int t;
 
-	for (t = 0; t < NTYPES; t++) {
+	for (t = 0; t < nmappable; t++) {
 		void *p;
 
 		ASSERT_EQ(0, read_counters(type_name[t], &before));
@@ -121,7 +121,7 @@ TEST(huge_mapping_is_enomem)
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
-	for (t = 0; t < NTYPES; t++) {
+	for (t = 0; t < nmappable; t++) {
 		for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 			void *p;
 
@@ -188,7 +188,7 @@ TEST(vma_flags)
 		SKIP(return, NO_MSPEC);
 	if (access("/proc/self/smaps", R_OK))
 		SKIP(return, "no /proc/self/smaps (CONFIG_PROC_PAGE_MONITOR=n)");
-	for (t = 0; t < NTYPES; t++) {
+	for (t = 0; t < nmappable; t++) {
 		char *p = map_rw(dev_path[t], 2 * psz);
 
 		ASSERT_NE(MAP_FAILED, p);
@@ -208,7 +208,7 @@ TEST(mremap_cannot_grow)
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
-	for (t = 0; t < NTYPES; t++) {
+	for (t = 0; t < nmappable; t++) {
 		char *p = map_rw(dev_path[t], 2 * psz);
 		void *q;
 
@@ -232,7 +232,7 @@ TEST(nothing_allocated_before_touch)
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
-	for (t = 0; t < NTYPES; t++) {
+	for (t = 0; t < nmappable; t++) {
 		char *p;
 
 		ASSERT_EQ(0, read_counters(type_name[t], &base));
@@ -263,7 +263,7 @@ TEST(first_touch_reads_zero)
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
-	for (t = 0; t < NTYPES; t++) {
+	for (t = 0; t < nmappable; t++) {
 		unsigned long i, n = npages * psz / sizeof(__u64);
 		__u64 *p;
 
@@ -313,7 +313,7 @@ TEST(string_functions_and_unaligned)
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
-	for (t = 0; t < NTYPES; t++) {
+	for (t = 0; t < nmappable; t++) {
 		char *p = map_rw(dev_path[t], 2 * psz);
 		__u32 v;
 
