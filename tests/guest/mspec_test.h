@@ -119,11 +119,6 @@ static inline __u64 peek64(const void *p)
 {
 	return __atomic_load_n((const __u64 *)p, __ATOMIC_RELAXED);
 }
-
-static inline void poke64(void *p, __u64 v)
-{
-	__atomic_store_n((__u64 *)p, v, __ATOMIC_RELAXED);
-}
 #else
 /*
  * No lock-free 64-bit atomics (mips o32, ARMv5): libatomic would take a
@@ -134,7 +129,22 @@ static inline __u64 peek64(const void *p)
 {
 	return *(const volatile __u64 *)p;
 }
+#endif
 
+#if __GCC_ATOMIC_LLONG_LOCK_FREE == 2 && __SIZEOF_POINTER__ == 8
+static inline void poke64(void *p, __u64 v)
+{
+	__atomic_store_n((__u64 *)p, v, __ATOMIC_RELAXED);
+}
+#else
+/*
+ * poke64() must store and nothing else: a first touch by it is a write
+ * fault, and a write to a read-only page must fault at once (SEGV_ACCERR).
+ * A 32-bit target's 64-bit atomic store may read first (32-bit Arm:
+ * LDREXD/STREXD; mips o32 has none): a read fault that maps the page,
+ * or under fault injection a SIGBUS.  There it is a volatile store (one
+ * STRD, or two 32-bit stores), which a racing reader may see half done.
+ */
 static inline void poke64(void *p, __u64 v)
 {
 	*(volatile __u64 *)p = v;
