@@ -366,8 +366,10 @@ def build_tests(arch: Arch, tree: Tree, cache: cachemod.Cache,
     return progs
 
 
+# _FILE_OFFSET_BITS=64: a 64-bit off_t on the 32-bit targets too (pread()
+# of /proc/self/mem above 2 GiB, mmap() offsets), as on the 64-bit ones.
 CFLAGS = ["-static", "-s", "-O2", "-Wall", "-Wextra", "-pthread",
-          "-D_GNU_SOURCE"]
+          "-D_GNU_SOURCE", "-D_FILE_OFFSET_BITS=64"]
 
 
 # --------------------------------------------------------------- initramfs
