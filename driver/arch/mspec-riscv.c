@@ -127,7 +127,7 @@ const char *mspec_arch_describe(enum mspec_type type)
 	switch (type) {
 	case MSPEC_UNCACHED:
 		if (!mspec_riscv_nc)
-			return "refused (ENODEV): no Svpbmt, a user mapping would be PMA (cacheable)";
+			return "refused (ENODEV): no Svpbmt, a mapping would be PMA (cacheable)";
 		if (mspec_riscv_cbom)
 			return "Svpbmt NC user mapping, PMA linear alias flushed with cbo.flush";
 		return "Svpbmt NC user mapping, PMA linear alias (no Zicbom CMO here)";

@@ -174,52 +174,76 @@ static inline void fetchop_unlock(struct fetchop_var *var)
 	__atomic_store_n(fetchop_lockword(var), 0, __ATOMIC_SEQ_CST);
 }
 
-/* @var's value after fn(old, x), and the old value. */
-#define FETCHOP_LOCKED(var, expr)					\
-	({								\
-		volatile __s64 *_v = &(var)->value;			\
-		__s64 old;						\
-									\
-		fetchop_lock(var);					\
-		old = *_v;						\
-		*_v = (expr);						\
-		fetchop_unlock(var);					\
-		old;							\
-	})
+enum fetchop_locked_op {
+	FETCHOP_OP_LOAD, FETCHOP_OP_ADD, FETCHOP_OP_SET, FETCHOP_OP_AND,
+	FETCHOP_OP_OR,
+};
+
+/*
+ * One operation under the variable's lock; returns the old value.  The
+ * lock's atomics order the plain accesses to the value (the compiler
+ * does not move them across an __atomic operation with __ATOMIC_SEQ_CST).
+ */
+static inline __s64 fetchop_locked(struct fetchop_var *var,
+				   enum fetchop_locked_op op, __s64 x)
+{
+	__s64 old;
+
+	fetchop_lock(var);
+	old = var->value;
+	switch (op) {
+	case FETCHOP_OP_LOAD:
+		break;
+	case FETCHOP_OP_ADD:
+		var->value = old + x;
+		break;
+	case FETCHOP_OP_SET:
+		var->value = x;
+		break;
+	case FETCHOP_OP_AND:
+		var->value = old & x;
+		break;
+	case FETCHOP_OP_OR:
+		var->value = old | x;
+		break;
+	}
+	fetchop_unlock(var);
+	return old;
+}
 
 static inline __s64 fetchop_load(struct fetchop_var *var)
 {
-	return FETCHOP_LOCKED(var, old);
+	return fetchop_locked(var, FETCHOP_OP_LOAD, 0);
 }
 
 static inline __s64 fetchop_increment(struct fetchop_var *var)
 {
-	return FETCHOP_LOCKED(var, old + 1);
+	return fetchop_locked(var, FETCHOP_OP_ADD, 1);
 }
 
 static inline __s64 fetchop_decrement(struct fetchop_var *var)
 {
-	return FETCHOP_LOCKED(var, old - 1);
+	return fetchop_locked(var, FETCHOP_OP_ADD, -1);
 }
 
 static inline __s64 fetchop_clear(struct fetchop_var *var)
 {
-	return FETCHOP_LOCKED(var, 0);
+	return fetchop_locked(var, FETCHOP_OP_SET, 0);
 }
 
 static inline void fetchop_store(struct fetchop_var *var, __s64 x)
 {
-	FETCHOP_LOCKED(var, x);
+	fetchop_locked(var, FETCHOP_OP_SET, x);
 }
 
 static inline void fetchop_and(struct fetchop_var *var, __s64 x)
 {
-	FETCHOP_LOCKED(var, old & x);
+	fetchop_locked(var, FETCHOP_OP_AND, x);
 }
 
 static inline void fetchop_or(struct fetchop_var *var, __s64 x)
 {
-	FETCHOP_LOCKED(var, old | x);
+	fetchop_locked(var, FETCHOP_OP_OR, x);
 }
 
 #else /* emulation with CPU atomics */
