@@ -142,36 +142,45 @@ static inline void fetchop_or(struct fetchop_var *var, __s64 x)
  * the C library's fallback (libatomic) locks in a table private to the
  * process, which is no atomicity between the processes that share a
  * mapping after fork().  So each operation takes a spinlock kept in the
- * variable itself, the 32-bit word at FETCHOP_LOCK_OFFSET (in the
- * reserved bytes, at an offset that no SN2 operation uses; 0 whenever no
- * operation runs), with the 32-bit atomics every such target has.  All
- * operations are then serialised per variable, in one total order, and
- * each is a full barrier (acquire at the lock, release at the unlock).
+ * variable itself, the 32-bit word at FETCHOP_LOCK_OFFSET (an offset that
+ * no SN2 operation uses), with the 32-bit atomics every such target has.
+ * The word is FETCHOP_LOCKED while an operation runs and whatever it held
+ * otherwise (FETCHOP_NO_AMO's half on a fresh page): the holder puts that
+ * back.  All operations on a variable are serialised in one total order,
+ * and each is a full barrier (sequentially consistent lock and unlock).
  */
 #include <sched.h>
 
 #define FETCHOP_LOCK_OFFSET	40
+#define FETCHOP_LOCKED		0x4c4f434bU	/* "LOCK" */
 
 static inline __u32 *fetchop_lockword(struct fetchop_var *var)
 {
 	return (__u32 *)((char *)var + FETCHOP_LOCK_OFFSET);
 }
 
-static inline void fetchop_lock(struct fetchop_var *var)
+/* Returns what the lock word held, for fetchop_unlock(). */
+static inline __u32 fetchop_lock(struct fetchop_var *var)
 {
 	__u32 *lock = fetchop_lockword(var);
 	unsigned int spins = 0;
+	__u32 old;
 
-	while (__atomic_exchange_n(lock, 1, __ATOMIC_SEQ_CST)) {
-		while (__atomic_load_n(lock, __ATOMIC_RELAXED))
-			if (++spins % 64 == 0)
-				sched_yield();	/* the holder may be preempted */
+	for (;;) {
+		old = __atomic_load_n(lock, __ATOMIC_RELAXED);
+		if (old != FETCHOP_LOCKED &&
+		    __atomic_compare_exchange_n(lock, &old, FETCHOP_LOCKED,
+						false, __ATOMIC_SEQ_CST,
+						__ATOMIC_RELAXED))
+			return old;
+		if (++spins % 64 == 0)
+			sched_yield();	/* the holder may be preempted */
 	}
 }
 
-static inline void fetchop_unlock(struct fetchop_var *var)
+static inline void fetchop_unlock(struct fetchop_var *var, __u32 saved)
 {
-	__atomic_store_n(fetchop_lockword(var), 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(fetchop_lockword(var), saved, __ATOMIC_SEQ_CST);
 }
 
 enum fetchop_locked_op {
@@ -187,9 +196,10 @@ enum fetchop_locked_op {
 static inline __s64 fetchop_locked(struct fetchop_var *var,
 				   enum fetchop_locked_op op, __s64 x)
 {
+	__u32 saved;
 	__s64 old;
 
-	fetchop_lock(var);
+	saved = fetchop_lock(var);
 	old = var->value;
 	switch (op) {
 	case FETCHOP_OP_LOAD:
@@ -207,7 +217,7 @@ static inline __s64 fetchop_locked(struct fetchop_var *var,
 		var->value = old | x;
 		break;
 	}
-	fetchop_unlock(var);
+	fetchop_unlock(var, saved);
 	return old;
 }
 
