@@ -858,7 +858,10 @@ static int nopfn_call(struct mobj *o, struct mpage *mp, unsigned int b)
  * (.Lcopy_user_handle_tail in arch/x86/lib/copy_user_64.S), arm64's retry
  * one byte when nothing was copied ("try harder", arch/arm64/lib/
  * copy_{from,to}_user.S) and copy_page_{from,to}_iter() then go on with
- * the rest; riscv's fixup returns at once (arch/riscv/lib/uaccess.S).
+ * the rest; riscv's fixup returns at once (arch/riscv/lib/uaccess.S), and
+ * so does 32-bit arm's (the abort path of arch/arm/lib/copy_{from,to}_user.S
+ * returns the bytes left: seen on armhf as one ->nopfn() call where the
+ * model counted two).
  */
 static int uaccess_tries;
 
@@ -2548,7 +2551,8 @@ static void setup_env(void)
 	char *r;
 	int i;
 
-	uaccess_tries = !uname(&u) && !strcmp(u.machine, "riscv64") ? 1 : 2;
+	uaccess_tries = !uname(&u) && (!strcmp(u.machine, "riscv64") ||
+					!strncmp(u.machine, "armv", 4)) ? 1 : 2;
 	env.signed_off = !strcmp(u.machine, "riscv64");
 	env.overcommit = 0;
 	f = fopen("/proc/sys/vm/overcommit_memory", "r");
