@@ -272,6 +272,15 @@ static int mspec_mmap(struct file *file, struct vm_area_struct *vma,
 	unsigned long pages;
 	size_t size;
 
+	/*
+	 * Where the back end cannot make the user mapping non-cacheable (no
+	 * memory types in the page tables: s390, riscv without Svpbmt; a
+	 * cache it cannot flush; no back end at all) the uncached device
+	 * refuses to map, rather than hand out cacheable pages as uncached.
+	 */
+	if (type == MSPEC_UNCACHED && !mspec_arch_noncached(type))
+		return -ENODEV;
+
 	if (vma->vm_pgoff != 0)
 		return -EINVAL;
 

@@ -9,6 +9,11 @@ A file may also name variants (e.g. debug): the same architecture with
 kernel/config/VARIANT.config on top, run as its own target, e.g.
 x86_64-debug, with its own kernel command line additions and a time
 scale for slow kernels. Every variant is part of a full run.
+
+A file's tier says when its kernel is built from nothing: "fast" (the
+default) in every run, "full" only by the main job (./matrix/run) or when
+asked for by name; the default ./tests/run also boots a full-tier target
+whose kernel is already in the cache (see select_default()).
 """
 from __future__ import annotations
 
@@ -80,6 +85,7 @@ class Arch:
     # case still runs and must fail, reported as XFAIL with the reason;
     # should it pass, it fails, so the entry cannot outlive the miss
     known_failures: tuple[tuple[str, str], ...] = ()
+    tier: str = "fast"        # "fast" or "full": see the module's doc
 
     @property
     def bootable(self) -> bool:
@@ -126,8 +132,11 @@ def merge_cmdline(base: str, extra: str) -> str:
 
 
 DEBIAN_ARCH = {"x86_64": "amd64", "arm64": "arm64", "riscv64": "riscv64",
-               "ia64": "ia64", "armhf": "armhf", "ppc64el": "ppc64el",
-               "s390x": "s390x"}
+               "ia64": "ia64", "armhf": "armhf", "armel": "armel",
+               "i386": "i386", "ppc64el": "ppc64el", "s390x": "s390x",
+               "mips64el": "mips64el", "mipsel": "mipsel"}
+
+TIERS = ("fast", "full")
 
 
 def _need(d: dict, key: str, where: str) -> Any:
@@ -149,11 +158,16 @@ def parse(path: pathlib.Path) -> Arch:
     if name != path.stem:
         raise ArchError(f"{path}: name '{name}' must match the file name")
     known = {"name", "kernel", "userspace", "qemu", "module_params",
-             "variants", "known_failures"}
+             "variants", "known_failures", "tier"}
     unknown = set(raw) - known
     if unknown:
         raise ArchError(f"{path}: unknown keys {sorted(unknown)}; "
                         f"known: {sorted(known)}")
+
+    tier = raw.get("tier", "fast")
+    if tier not in TIERS:
+        raise ArchError(f"{path}: tier must be one of {', '.join(TIERS)}, "
+                        f"not '{tier}'")
 
     k = _need(raw, "kernel", where)
     kernel = KernelSpec(
@@ -227,7 +241,7 @@ def parse(path: pathlib.Path) -> Arch:
                         "to the reason it fails here")
     return Arch(name=name, path=path, kernel=kernel, user=user, qemu=qemu,
                 module_params={str(m): str(p) for m, p in params.items()},
-                base=name, variants=tuple(variants),
+                base=name, variants=tuple(variants), tier=tier,
                 known_failures=tuple((str(c), r.strip())
                                      for c, r in kf.items()))
 
@@ -280,3 +294,13 @@ def select(names: Optional[str], arch_dir: pathlib.Path = ARCH_DIR,
         raise ArchError("no architecture selected; known: "
                         + ", ".join(arches))
     return chosen
+
+
+def select_default(cached, arch_dir: pathlib.Path = ARCH_DIR,
+                   variant: Optional[str] = None) -> list[Arch]:
+    """The targets of a default run (./tests/run without --arch): every
+    fast-tier target, and each full-tier one for which cached(target)
+    says its kernel is already built, so that a cold run builds only the
+    fast tier and a warm one boots everything it has."""
+    return [a for a in select(None, arch_dir, variant)
+            if a.tier == "fast" or cached(a)]

@@ -61,6 +61,19 @@ class Builder:
                 if self.series_dir else Tree(self.cache)
         return self._tree
 
+    def kernel_cached(self, arch: Arch) -> bool:
+        """Whether arch's kernel is already built in the cache (nothing
+        is built to find out: a missing compiler, or a compiler that the
+        matrix would build itself, counts as not cached)."""
+        if arch.kernel.toolchain:
+            return False
+        try:
+            kb = KernelBuild(arch, self.tree, self.cache,
+                             arch.kernel.cross_compile)
+        except BuildError:
+            return False
+        return kb.meta() is not None
+
     def build(self, arch: Arch) -> Artifacts:
         """Build each step; a failed step is recorded, later ones skipped."""
         art = Artifacts(arch)

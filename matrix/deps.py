@@ -67,6 +67,13 @@ CROSS = {
     "powerpc64le-linux-gnu-": ("gcc-powerpc64le-linux-gnu",
                                "libc6-dev-ppc64el-cross"),
     "s390x-linux-gnu-": ("gcc-s390x-linux-gnu", "libc6-dev-s390x-cross"),
+    "i686-linux-gnu-": ("gcc-i686-linux-gnu", "libc6-dev-i386-cross"),
+    "arm-linux-gnueabi-": ("gcc-arm-linux-gnueabi", "libc6-dev-armel-cross"),
+    "mips64el-linux-gnuabi64-": ("gcc-mips64el-linux-gnuabi64",
+                                 "libc6-dev-mips64el-cross"),
+    "mipsel-linux-gnu-": ("gcc-mipsel-linux-gnu", "libc6-dev-mipsel-cross"),
+    "powerpc64-linux-gnu-": ("gcc-powerpc64-linux-gnu",
+                             "libc6-dev-ppc64-cross"),
 }
 
 QEMU = {
@@ -76,6 +83,9 @@ QEMU = {
     "qemu-system-riscv64": "qemu-system-misc",
     "qemu-system-ppc64": "qemu-system-ppc",
     "qemu-system-s390x": "qemu-system-misc",
+    "qemu-system-i386": "qemu-system-x86",
+    "qemu-system-mips64el": "qemu-system-mips",
+    "qemu-system-mipsel": "qemu-system-mips",
 }
 
 IA64_GCC = [

@@ -31,9 +31,10 @@ MAX_BOOTS = 5       # a death, its rerun, and another death, with room
 
 def pytest_addoption(parser):
     g = parser.getgroup("matrix", "nopfn architecture matrix")
-    g.addoption("--arch", default=os.environ.get("NOPFN_ARCH", "all"),
-                help="comma list of architectures (default: all files in "
-                "matrix/arches/)")
+    g.addoption("--arch", default=os.environ.get("NOPFN_ARCH", "default"),
+                help="comma list of architectures, or all (every file in "
+                "matrix/arches/), or default: the fast tier, plus each "
+                "full-tier target whose kernel is already cached")
     g.addoption("--variant", default=os.environ.get("NOPFN_VARIANT", "all"),
                 help="which kernels: all (default: every architecture and "
                 "its variants), none (plain kernels only), or a variant "
@@ -118,8 +119,13 @@ class Matrix:
         self.config = config
         opt = config.getoption
         try:
-            self.arches = archspec.select(opt("--arch"),
-                                          variant=opt("--variant"))
+            if opt("--arch") == "default":
+                probe = Builder(cachemod.Cache())
+                self.arches = archspec.select_default(
+                    probe.kernel_cached, variant=opt("--variant"))
+            else:
+                self.arches = archspec.select(opt("--arch"),
+                                              variant=opt("--variant"))
         except archspec.ArchError as exc:
             raise pytest.UsageError(str(exc)) from exc
         user = opt("--user-tests")

@@ -2,12 +2,14 @@
 /*
  * mspec back end for architectures without their own file in arch/.
  *
- * uncached: pgprot_noncached() on the user mapping, whatever that means
- * on the architecture (on some, nothing), and the kernel's linear alias
- * left as it is.  That is only safe where mixing a cacheable and a
- * non-cacheable mapping of a page is harmless.  An architecture where it
- * is not, or that can tell what its PTE bits mean, gets its own
- * arch/mspec-$(SRCARCH).c implementing mspec_arch.h.
+ * uncached: refused.  Mapping a page with pgprot_noncached() while the
+ * kernel's cacheable alias of it stays as it is, with no cache
+ * maintenance, is only safe where mixed aliases are harmless, and nothing
+ * here can know that (nor whether pgprot_noncached() means anything on
+ * the architecture).  So mspec_arch_noncached() is false and the core
+ * fails mmap() of mspec_uncached with -ENODEV.  An architecture gets
+ * uncached pages from its own arch/mspec-$(SRCARCH).c implementing
+ * mspec_arch.h, with the cache maintenance it needs.
  *
  * cached and fetchop: ordinary pages from the page allocator; fetchop is
  * emulated in user space with the CPU's atomics.
@@ -35,6 +37,9 @@ unsigned long mspec_arch_alloc_page(enum mspec_type type, int nid)
 {
 	struct page *page;
 
+	/* mmap() of the uncached device is refused: never reached for it */
+	if (WARN_ON_ONCE(type == MSPEC_UNCACHED))
+		return -ENODEV;
 	page = alloc_pages_node(nid, MSPEC_GFP, 0);
 	return page ? (unsigned long)page_address(page) : 0;
 }
@@ -53,23 +58,19 @@ unsigned long mspec_arch_pfn(enum mspec_type type, unsigned long maddr)
 
 pgprot_t mspec_arch_pgprot(enum mspec_type type, pgprot_t prot)
 {
-	if (type == MSPEC_UNCACHED)
-		return pgprot_noncached(prot);
 	return prot;
 }
 
 bool mspec_arch_noncached(enum mspec_type type)
 {
-	return type == MSPEC_UNCACHED &&
-	       pgprot_val(pgprot_noncached(PAGE_SHARED)) !=
-	       pgprot_val(PAGE_SHARED);
+	return false;
 }
 
 const char *mspec_arch_describe(enum mspec_type type)
 {
 	switch (type) {
 	case MSPEC_UNCACHED:
-		return "pgprot_noncached() user mapping, kernel alias unchanged (generic back end)";
+		return "refused (ENODEV): no back end for this architecture";
 	case MSPEC_CACHED:
 		return "ordinary pages";
 	case MSPEC_FETCHOP:

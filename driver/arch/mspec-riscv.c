@@ -14,8 +14,10 @@
  * PBMT bits at run time through alternatives: with CONFIG_RISCV_ISA_SVPBMT=y
  * on a hart that has Svpbmt (QEMU: -cpu rv64,svpbmt=on).  Without Svpbmt
  * (or with a kernel built without it) pgprot_writecombine() changes
- * nothing: mspec_uncached pages are then silently cacheable, which the
- * driver reports at load time and in debugfs (info: "noncached 0").
+ * nothing: a mapping would then be silently cacheable, so the core refuses
+ * mmap() of mspec_uncached with -ENODEV (mspec_arch_noncached() is
+ * false), which the driver reports at load time and in debugfs (info:
+ * "noncached 0").
  *
  * The linear alias stays PMA (cacheable): set_direct_map_*() are not
  * exported.  Svpbmt, like Arm, leaves mismatched attributes to software:
@@ -53,7 +55,7 @@ int mspec_arch_init(void)
 	mspec_riscv_nc = pgprot_val(pgprot_writecombine(PAGE_SHARED)) !=
 			 pgprot_val(PAGE_SHARED);
 	if (!mspec_riscv_nc)
-		pr_info("no Svpbmt: mspec_uncached mappings are cacheable (PMA)\n");
+		pr_info("no Svpbmt: mspec_uncached refuses mmap() (its mappings would be cacheable)\n");
 
 	if (IS_ENABLED(CONFIG_RISCV_ISA_ZICBOM) &&
 	    riscv_isa_extension_available(NULL, ZICBOM))
@@ -125,7 +127,7 @@ const char *mspec_arch_describe(enum mspec_type type)
 	switch (type) {
 	case MSPEC_UNCACHED:
 		if (!mspec_riscv_nc)
-			return "no Svpbmt: PMA (cacheable) user mapping, not uncached";
+			return "refused (ENODEV): no Svpbmt, a mapping would be PMA (cacheable)";
 		if (mspec_riscv_cbom)
 			return "Svpbmt NC user mapping, PMA linear alias flushed with cbo.flush";
 		return "Svpbmt NC user mapping, PMA linear alias (no Zicbom CMO here)";

@@ -45,6 +45,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -271,7 +273,33 @@ static struct {
 	unsigned long word_off[NW];
 } env;
 
+#if ULONG_MAX > 0xffffffffUL
 static const unsigned long huge_len[3] = { 1UL << 30, 1UL << 40, 1UL << 46 };
+#else
+/* 32-bit: 1 GiB, 3 GiB, and the largest page-aligned length */
+static const unsigned long huge_len[3] = { 1UL << 30, 3UL << 30, ~0xfffUL };
+#endif
+
+/*
+ * mmap(2) without the C library's checks.  The 32-bit ABIs (arm, i386,
+ * mips o32) have mmap2, whose offset counts 4096-byte units (arm has no
+ * mmap at all, and i386's is old_mmap, which takes a pointer to its
+ * arguments): an offset it cannot express, not a multiple of 4096, is
+ * EINVAL there as the kernel's mmap says for it (their pages are 4 KiB).
+ */
+static long raw_mmap(unsigned long addr, unsigned long len, int prot,
+		     int flags, int fd, unsigned long off)
+{
+#ifdef SYS_mmap2
+	if (off % 4096) {
+		errno = EINVAL;
+		return -1;
+	}
+	return syscall(SYS_mmap2, addr, len, prot, flags, fd, off / 4096);
+#else
+	return syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+#endif
+}
 
 /* ---------------------------------------------------- the run's state */
 
@@ -830,7 +858,12 @@ static int nopfn_call(struct mobj *o, struct mpage *mp, unsigned int b)
  * (.Lcopy_user_handle_tail in arch/x86/lib/copy_user_64.S), arm64's retry
  * one byte when nothing was copied ("try harder", arch/arm64/lib/
  * copy_{from,to}_user.S) and copy_page_{from,to}_iter() then go on with
- * the rest; riscv's fixup returns at once (arch/riscv/lib/uaccess.S).
+ * the rest; riscv's fixup returns at once (arch/riscv/lib/uaccess.S), and
+ * so does 32-bit arm's (the abort path of arch/arm/lib/copy_{from,to}_user.S
+ * returns the bytes left: seen on armhf as one ->nopfn() call where the
+ * model counted two), and i386's __copy_user() (arch/x86/lib/
+ * usercopy_32.c: the fixup jumps past the copy; seen on i386 as EFAULT
+ * where the model's second try would have succeeded).
  */
 static int uaccess_tries;
 
@@ -1212,7 +1245,7 @@ static void op_mmap(const struct op *op)
 	  addr ? addr_str(addr, b1) : "NULL", len, prot_str(prot, b2), flags,
 	  slot, dev >= 0 ? dev_file[dev] : "closed", off);
 	errno = 0;
-	ret = syscall(SYS_mmap, addr, len, prot, flags, fd_of(slot), off);
+	ret = raw_mmap(addr, len, prot, flags, fd_of(slot), off);
 	err = errno;
 
 	/*
@@ -1268,8 +1301,10 @@ static void op_mmap(const struct op *op)
 			 */
 			want_err = ENOMEM;
 		} else if (dev != D_NOPFN) {
-			/* mspec_mmap() */
-			if (pgoff)
+			/* mspec_mmap(); uncached may be refused first */
+			if (dev == D_UNCACHED && nmappable < NTYPES)
+				want_err = ENODEV;
+			else if (pgoff)
 				want_err = EINVAL;
 			else if (!shared)
 				want_err = EINVAL;	/* VM_SHARED */
@@ -1998,7 +2033,8 @@ static void op_setpages(const struct op *op)
 	struct mfd *f = &M->fds[slot];
 	struct nopfn_test_pages req = { 0 };
 	unsigned int b = (op->r[1] >> 8) % 7, want_err = 0;
-	unsigned long first, count;
+	unsigned long first;
+	uint64_t count;			/* as the ioctl's __u64 */
 	long ret;
 	int i;
 
@@ -2046,7 +2082,7 @@ static void op_setpages(const struct op *op)
 	if (op->r[1] % 16 == 0 && !sane(op))
 		req.sleep_ms = (op->r[1] % 32) ? NOPFN_TEST_MAX_SLEEP_MS + 1 :
 			       5;
-	T("SET_PAGES(slot %d, %lu+%lu, %u, %u ms)", slot, first, count,
+	T("SET_PAGES(slot %d, %lu+%" PRIu64 ", %u, %u ms)", slot, first, count,
 	  req.behaviour, req.sleep_ms);
 	ret = ioctl(fd_of(slot), NOPFN_TEST_IOC_SET_PAGES, &req);
 	if (f->fd < 0) {
@@ -2199,8 +2235,9 @@ static void op_remap(const struct op *op)
 	ret = syscall(SYS_munmap, A(old.start), len);
 	expect_ret("munmap", ret, errno, 0, 0);
 	vma_remove(&M->par, old.start, old.end);
-	ret = syscall(SYS_mmap, A(old.start), len, old.prot,
-		      MAP_SHARED | MAP_FIXED, M->fds[slot].fd, old.pgoff * psz);
+	ret = raw_mmap((unsigned long)A(old.start), len, old.prot,
+		       MAP_SHARED | MAP_FIXED, M->fds[slot].fd,
+		       old.pgoff * psz);
 	if (ret != (long)A(old.start))
 		mismatch("remap: mmap gave %s", ret == -1 ?
 			 strerrorname_np(errno) : addr_str(ret, b1));
@@ -2516,7 +2553,10 @@ static void setup_env(void)
 	char *r;
 	int i;
 
-	uaccess_tries = !uname(&u) && !strcmp(u.machine, "riscv64") ? 1 : 2;
+	uaccess_tries = !uname(&u) && (!strcmp(u.machine, "riscv64") ||
+					!strncmp(u.machine, "armv", 4) ||
+					(u.machine[0] == 'i' &&
+					 !strcmp(u.machine + 2, "86"))) ? 1 : 2;
 	env.signed_off = !strcmp(u.machine, "riscv64");
 	env.overcommit = 0;
 	f = fopen("/proc/sys/vm/overcommit_memory", "r");

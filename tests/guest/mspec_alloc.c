@@ -125,7 +125,7 @@ FIXTURE_SETUP(alloc)
 		return;
 	ASSERT_EQ(0, write_knob("fail_next_alloc", "0"));
 	ASSERT_EQ(0, write_knob("fail_sigbus", "0"));
-	for (t = 0; t < NTYPES; t++)
+	for (t = 0; t < nmappable; t++)
 		ASSERT_EQ(0, read_counters(type_name[t], &self->base[t]));
 }
 
@@ -139,7 +139,7 @@ FIXTURE_TEARDOWN(alloc)
 		return;
 	write_knob("fail_next_alloc", "0");
 	write_knob("fail_sigbus", "0");
-	for (t = 0; t < NTYPES; t++) {
+	for (t = 0; t < nmappable; t++) {
 		ASSERT_EQ(0, read_counters(type_name[t], &c));
 		EXPECT_EQ(self->base[t].in_use, c.in_use)
 			TH_LOG("%s", type_name[t]);
@@ -157,7 +157,7 @@ TEST_F(alloc, injected_failure_gives_sigbus)
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
-	for (t = 0; t < NTYPES; t++) {
+	for (t = 0; t < nmappable; t++) {
 		struct counters *base = &self->base[t];
 		char *p = map_rw(dev_path[t], 4 * psz);
 
@@ -220,7 +220,7 @@ TEST_F(alloc, injected_oom_is_sigbus)
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
 	ASSERT_EQ(0, write_knob("fail_sigbus", "0"));
-	for (t = 0; t < NTYPES; t++) {
+	for (t = 0; t < nmappable; t++) {
 		struct counters before, *base = &before;
 		char *p = map_rw(dev_path[t], 2 * psz);
 
@@ -257,7 +257,7 @@ TEST_F(alloc, pages_zeroed_after_reuse)
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
 	for (round = 0; round < 3; round++) {
-		for (t = 0; t < NTYPES; t++) {
+		for (t = 0; t < nmappable; t++) {
 			__u64 *p = map_rw(dev_path[t], npages * psz);
 			unsigned long i, k, n = npages * psz / 8, bad = 0;
 
@@ -285,7 +285,7 @@ TEST_F(alloc, pages_zeroed_after_reuse)
 		}
 	}
 	TH_LOG("%lu of %lu page touches got a page used before by the test",
-	       reused, 3 * NTYPES * npages);
+	       reused, 3 * nmappable * npages);
 }
 
 /*
@@ -302,7 +302,7 @@ TEST_F(alloc, no_data_from_previous_user)
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
-	for (t = 0; t < NTYPES; t++) {
+	for (t = 0; t < nmappable; t++) {
 		unsigned long i, n = npages * psz / 8, bad = 0;
 		int status;
 		pid_t pid;

@@ -96,7 +96,7 @@ TEST(fork_shares_pages)
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
-	for (t = 0; t < NTYPES; t++) {
+	for (t = 0; t < nmappable; t++) {
 		char *p;
 		pid_t pid;
 
@@ -137,7 +137,7 @@ TEST(partial_munmap_keeps_rest)
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
-	for (t = 0; t < NTYPES; t++) {
+	for (t = 0; t < nmappable; t++) {
 		char *p;
 
 		ASSERT_EQ(0, read_counters(type_name[t], &base));
@@ -184,7 +184,7 @@ TEST(mprotect_part_keeps_rest)
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
-	for (t = 0; t < NTYPES; t++) {
+	for (t = 0; t < nmappable; t++) {
 		char *p;
 		pid_t pid;
 
@@ -237,7 +237,7 @@ TEST(split_then_fork)
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
-	for (t = 0; t < NTYPES; t++) {
+	for (t = 0; t < nmappable; t++) {
 		char *p;
 		pid_t pid;
 
@@ -272,7 +272,7 @@ TEST(mremap_move_keeps_data)
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
-	for (t = 0; t < NTYPES; t++) {
+	for (t = 0; t < nmappable; t++) {
 		char *p, *dst, *q;
 
 		ASSERT_EQ(0, read_counters(type_name[t], &base));
@@ -308,14 +308,14 @@ TEST(counters_back_after_unmap)
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
-	for (t = 0; t < NTYPES; t++) {
+	for (t = 0; t < nmappable; t++) {
 		ASSERT_EQ(0, read_counters(type_name[t], &base[t]));
 		p[t] = map_rw(dev_path[t], 8 * psz);
 		ASSERT_NE(MAP_FAILED, p[t]);
 		for (i = 0; i < 8; i++)
 			poke64(word(p[t], i), pattern(t, i));
 	}
-	for (t = 0; t < NTYPES; t++) {
+	for (t = 0; t < nmappable; t++) {
 		struct counters c;
 
 		ASSERT_EQ(0, read_counters(type_name[t], &c));
@@ -338,7 +338,7 @@ TEST(counters_back_after_exit)
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
-	for (t = 0; t < NTYPES; t++)
+	for (t = 0; t < nmappable; t++)
 		ASSERT_EQ(0, read_counters(type_name[t], &base[t]));
 
 	pid = fork();
@@ -347,7 +347,7 @@ TEST(counters_back_after_exit)
 		char *p[NTYPES];
 		pid_t gc;
 
-		for (t = 0; t < NTYPES; t++) {
+		for (t = 0; t < nmappable; t++) {
 			p[t] = map_rw(dev_path[t], 8 * psz);
 			if (p[t] == MAP_FAILED)
 				_exit(1);
@@ -361,7 +361,7 @@ TEST(counters_back_after_exit)
 		if (gc < 0)
 			_exit(3);
 		if (gc == 0) {
-			for (t = 0; t < NTYPES; t++) {
+			for (t = 0; t < nmappable; t++) {
 				fill_page(p[t], 1, 1);
 				fill_page(p[t], 6, 6);
 			}
@@ -370,7 +370,7 @@ TEST(counters_back_after_exit)
 		_exit(wait_for(gc) == 0 ? 0 : 4);
 	}
 	ASSERT_EQ(0, wait_for(pid));
-	for (t = 0; t < NTYPES; t++)
+	for (t = 0; t < nmappable; t++)
 		expect_back_to(_metadata, t, &base[t]);
 }
 

@@ -4,15 +4,28 @@
  * tables through /sys/kernel/debug/mspec/pte (follow_pte() on the
  * caller's mm), not assumed.
  *
- *  x86_64   mspec_uncached PTE is UC- (or UC) in the PAT, and so is the
- *           kernel's linear-map alias of the page (set_memory_uc());
+ *  x86_64, i686  mspec_uncached PTE is UC- (or UC) in the PAT, and so is
+ *           the kernel's linear-map alias of the page (set_memory_uc());
  *           cached and fetchop PTEs are WB.
- *  arm64    mspec_uncached PTE is Normal-NC; cached and fetchop Normal.
+ *  aarch64  mspec_uncached PTE is Normal-NC; cached and fetchop Normal.
+ *  armv7l   mspec_uncached PTE is Normal-NC (L_PTE_MT_BUFFERABLE);
+ *           cached and fetchop WB or WBWA.
  *  riscv64  with Svpbmt, mspec_uncached PTE has PBMT NC; cached and
  *           fetchop PMA.  Without Svpbmt (not in the isa line of
- *           /proc/cpuinfo, and the driver says "noncached 0") the uncached
- *           checks are skipped, saying so; with it they must pass.
- *  others   skipped, saying so: the generic back end cannot decode PTEs.
+ *           /proc/cpuinfo, and the driver says "noncached 0") the device
+ *           must refuse mmap() with ENODEV; with it the checks must pass.
+ *  ppc64le  mspec_uncached PTE is caching-inhibited and guarded; cached
+ *           and fetchop cacheable.
+ *  mips, mips64  mspec_uncached PTE has CCA 2 (UC), cached and fetchop a
+ *           cacheable CCA; where the CPU has an L2 the driver cannot
+ *           flush, mspec_uncached must refuse mmap() with ENODEV.
+ *  s390x    no memory types: mspec_uncached must refuse mmap() with
+ *           ENODEV; cached and fetchop are cacheable.
+ *  others   the generic back end: mspec_uncached must refuse mmap() with
+ *           ENODEV; the PTE checks are skipped, saying so.
+ *
+ * Where the uncached device refuses, uncached_refused asserts it and the
+ * checks of uncached PTEs skip, naming that test.
  *
  * The machine is told by uname(), at run time.
  *
@@ -108,13 +121,24 @@ struct expect {
 	const char *cached[2];		/* acceptable cached/fetchop types */
 	bool always;			/* uncached whatever the CPU options */
 	bool alias;			/* the kernel alias is checked too */
+	bool refused;			/* mspec_uncached always refuses here */
 };
 
 static const struct expect expects[] = {
-	{ "x86_64", { "UC-", "UC" }, { "WB", NULL }, true, true },
+	{ "x86_64", { "UC-", "UC" }, { "WB", NULL }, true, true, false },
+	{ "i686", { "UC-", "UC" }, { "WB", NULL }, true, true, false },
 	{ "aarch64", { "Normal-NC", NULL }, { "Normal", "Normal-Tagged" },
-	  true, false },
-	{ "riscv64", { "NC", NULL }, { "PMA", NULL }, false, false },
+	  true, false, false },
+	{ "armv7l", { "Normal-NC", NULL }, { "WB", "WBWA" }, true, false,
+	  false },
+	{ "riscv64", { "NC", NULL }, { "PMA", NULL }, false, false, false },
+	{ "ppc64le", { "CI-guarded", NULL }, { "cacheable", NULL }, true,
+	  false, false },
+	{ "ppc64", { "CI-guarded", NULL }, { "cacheable", NULL }, true,
+	  false, false },
+	{ "mips", { "UC", NULL }, { "WB", "CWB" }, false, false, false },
+	{ "mips64", { "UC", NULL }, { "WB", "CWB" }, false, false, false },
+	{ "s390x", { NULL, NULL }, { "cacheable", NULL }, false, false, true },
 };
 
 static const struct expect *expected(void)
@@ -147,9 +171,10 @@ static bool isa_has(const char *ext)
 }
 
 /*
- * Why "uncached" cannot be checked on this machine, or NULL.  A riscv64
- * hart that lists Svpbmt must give non-cached mappings: the driver saying
- * otherwise there is a failure, not a skip.
+ * Why "uncached" PTEs cannot be checked on this machine, or NULL.  A
+ * riscv64 hart that lists Svpbmt must give non-cached mappings: the
+ * driver saying otherwise there is a failure, not a skip.  Where the
+ * device refuses to map, uncached_refused asserts that it does.
  */
 static const char *uncached_unchecked(void)
 {
@@ -157,15 +182,15 @@ static const char *uncached_unchecked(void)
 
 	if (!e)
 		return "no PTE memory-type decoder for this machine";
-	if (!e->always && info_noncached("uncached") != 1 &&
-	    !isa_has("svpbmt"))
-		return "no Svpbmt: mspec_uncached is cacheable here";
+	if (e->refused || (!e->always && info_noncached("uncached") == 0 &&
+			   !isa_has("svpbmt")))
+		return "mspec_uncached refuses mmap() here (asserted by uncached_refused)";
 	return NULL;
 }
 
 static bool one_of(const char *s, const char * const set[2])
 {
-	return !strcmp(s, set[0]) || (set[1] && !strcmp(s, set[1]));
+	return (set[0] && !strcmp(s, set[0])) || (set[1] && !strcmp(s, set[1]));
 }
 
 static void check_uncached(struct __test_metadata *_metadata, void *addr,
@@ -255,7 +280,37 @@ TEST(info_claims)
 	EXPECT_EQ(0, info_noncached("fetchop"));
 	/* riscv64: 0 without Svpbmt; uncached_unchecked() says when 1 is due */
 	EXPECT_EQ(e && e->always ? 1 : uncached, uncached);
+	if (e && e->refused)
+		EXPECT_EQ(0, uncached);
 	EXPECT_LE(0, uncached);
+}
+
+/*
+ * Where the driver says mspec_uncached is not non-cached here, mmap()
+ * must fail with ENODEV (not hand out a cacheable page); where it says it
+ * is, mmap() must work.  s390x always refuses.
+ */
+TEST(uncached_refused)
+{
+	const struct expect *e = expected();
+	int noncached = info_noncached("uncached");
+	char *p;
+
+	if (!have_mspec())
+		SKIP(return, NO_MSPEC);
+	ASSERT_LE(0, noncached);
+	if (e && e->refused)
+		ASSERT_EQ(0, noncached);
+	p = map_rw(dev_path[2], psz);
+	if (noncached) {
+		ASSERT_NE(MAP_FAILED, p) TH_LOG("mmap: %s", strerror(errno));
+		munmap(p, psz);
+		return;
+	}
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(ENODEV, errno);
+	if (p != MAP_FAILED)
+		munmap(p, psz);
 }
 
 TEST(uncached_after_mprotect_and_fork)
@@ -290,6 +345,15 @@ TEST(uncached_after_mprotect_and_fork)
 	munmap(p, 4 * psz);
 }
 
+/*
+ * The device for the tests of the PTE file itself: mspec_uncached, or
+ * mspec_cached where mspec_uncached refuses to map.
+ */
+static int pte_dev(void)
+{
+	return info_noncached("uncached") == 1 ? 2 : 1;
+}
+
 /* Parent and child map the same PFN, with the same memory type. */
 TEST(child_sees_same_pfn)
 {
@@ -300,7 +364,7 @@ TEST(child_sees_same_pfn)
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
-	p = map_rw(dev_path[2], psz);
+	p = map_rw(dev_path[pte_dev()], psz);
 	ASSERT_NE(MAP_FAILED, p);
 	p[0] = 1;
 	ASSERT_EQ(0, pte_query(p, &parent));
@@ -334,7 +398,7 @@ TEST(pte_query_errors)
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
-	p = map_rw(dev_path[2], 2 * psz);
+	p = map_rw(dev_path[pte_dev()], 2 * psz);
 	ASSERT_NE(MAP_FAILED, p);
 	/* Not touched yet: no PTE. */
 	EXPECT_EQ(-ENXIO, pte_query(p + psz, &pi));

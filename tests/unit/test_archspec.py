@@ -183,3 +183,54 @@ def test_known_failures_name_real_cases():
             assert why.strip(), (arch.name, key)
             named += 1
     assert named >= 2
+
+
+def test_shipped_tiers():
+    arches = archspec.load_all()
+    fast = {a.base for a in arches.values() if a.tier == "fast"}
+    assert fast == {"x86_64", "arm64", "riscv64", "ia64"}
+    for a in arches.values():       # the full tier: booted targets
+        if a.tier == "full":
+            assert a.bootable and a.user is not None, a.name
+    # a variant is in its architecture's tier
+    assert arches["x86_64-debug"].tier == "fast"
+
+
+def test_tier_default_and_bad_value(tmp_path):
+    write(tmp_path, "toy", GOOD)
+    assert archspec.load_all(tmp_path)["toy"].tier == "fast"
+    write(tmp_path, "toy", "tier: slow\n" + GOOD)
+    with pytest.raises(archspec.ArchError) as exc:
+        archspec.load_all(tmp_path)
+    assert "tier must be one of fast, full, not 'slow'" in str(exc.value)
+
+
+def test_select_default_takes_cached_full_tier(tmp_path):
+    write(tmp_path, "toy", GOOD)
+    write(tmp_path, "big", "tier: full\n" + GOOD.replace("name: toy",
+                                                          "name: big"))
+    write(tmp_path, "huge", "tier: full\n" + GOOD.replace("name: toy",
+                                                           "name: huge"))
+    asked = []
+
+    def cached(a):
+        asked.append(a.name)
+        return a.name == "huge"
+    got = [a.name for a in archspec.select_default(cached, tmp_path)]
+    assert got == ["huge", "toy"]
+    assert sorted(asked) == ["big", "huge"]     # fast ones are not probed
+    # "all" is still every file
+    assert [a.name for a in archspec.select("all", tmp_path)] == \
+        ["big", "huge", "toy"]
+
+
+def test_pending_files_parse():
+    """The architecture files that wait for their first green run
+    (matrix/arches/pending/) parse; the matrix does not load them."""
+    pending = sorted((archspec.ARCH_DIR / "pending").glob("*.yaml"))
+    assert pending
+    loaded = archspec.load_all()
+    for p in pending:
+        a = archspec.parse(p)
+        assert a.bootable and a.tier == "full", p
+        assert a.name not in loaded

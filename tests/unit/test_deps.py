@@ -20,6 +20,25 @@ def test_arch_requirements():
             "qemu-system-arm"} <= pk
     pk = {n.package for n in deps.for_arch(arches["riscv64"])}
     assert {"gcc-riscv64-linux-gnu", "qemu-system-misc"} <= pk
+    for name, cc, libc, qemu in [
+            ("armhf", "gcc-arm-linux-gnueabihf", "libc6-dev-armhf-cross",
+             "qemu-system-arm"),
+            ("armel", "gcc-arm-linux-gnueabi", "libc6-dev-armel-cross",
+             "qemu-system-arm"),
+            ("i386", "gcc-i686-linux-gnu", "libc6-dev-i386-cross",
+             "qemu-system-x86"),
+            ("ppc64el", "gcc-powerpc64le-linux-gnu",
+             "libc6-dev-ppc64el-cross", "qemu-system-ppc"),
+            ("s390x", "gcc-s390x-linux-gnu", "libc6-dev-s390x-cross",
+             "qemu-system-misc"),
+            ("mips64el", "gcc-mips64el-linux-gnuabi64",
+             "libc6-dev-mips64el-cross", "qemu-system-mips"),
+            ("mipsel", "gcc-mipsel-linux-gnu", "libc6-dev-mipsel-cross",
+             "qemu-system-mips")]:
+        a = arches.get(name) or archspec.parse(
+            archspec.ARCH_DIR / "pending" / f"{name}.yaml")
+        pk = {n.package for n in deps.for_arch(a)}
+        assert {cc, libc, qemu} <= pk, name
     pk = {n.package for n in deps.for_arch(arches["ia64"])}
     assert {"binutils-ia64-linux-gnu", "gcc-12-source"} <= pk
     assert not any(p.startswith("qemu") for p in pk)

@@ -142,8 +142,16 @@ def test_the_list():
     assert len(names) == len(tests)
     must = {"map_fixed_noreplace", "mremap_test", "mremap_dontunmap",
             "mlock2-tests", "map_populate"}
+    # mremap_test is a 64-bit test (2 GiB regions): on the 32-bit targets
+    # it is listed as cannot_run, saying so
+    bits32 = {"armhf", "armel", "i386", "mipsel", "m68k"}
     for a in arches.values():
         if a.bootable:
-            runs = {t.name for t in tests
-                    if t.skip_reason(a.base or a.name) is None}
-            assert must <= runs, (a.name, must - runs)
+            base = a.base or a.name
+            runs = {t.name for t in tests if t.skip_reason(base) is None}
+            want = must - {"mremap_test"} if base in bits32 else must
+            assert want <= runs, (a.name, want - runs)
+            if base in bits32:
+                why = next(t for t in tests if t.name == "mremap_test"
+                           ).skip_reason(base)
+                assert why and "32-bit" in why, base

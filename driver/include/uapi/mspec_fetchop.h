@@ -135,6 +135,127 @@ static inline void fetchop_or(struct fetchop_var *var, __s64 x)
 	FETCHOP_STORE_OP(var, FETCHOP_OR, x);
 }
 
+#elif __GCC_ATOMIC_LLONG_LOCK_FREE != 2
+
+/*
+ * A 32-bit target without lock-free 64-bit atomics (mips o32, ARMv5):
+ * the C library's fallback (libatomic) locks in a table private to the
+ * process, which is no atomicity between the processes that share a
+ * mapping after fork().  So each operation takes a spinlock kept in the
+ * variable itself, the 32-bit word at FETCHOP_LOCK_OFFSET (an offset that
+ * no SN2 operation uses), with the 32-bit atomics every such target has.
+ * The word is FETCHOP_LOCKED while an operation runs and whatever it held
+ * otherwise (FETCHOP_NO_AMO's half on a fresh page): the holder puts that
+ * back.  All operations on a variable are serialised in one total order,
+ * and each is a full barrier (sequentially consistent lock and unlock).
+ */
+#include <sched.h>
+
+#define FETCHOP_LOCK_OFFSET	40
+#define FETCHOP_LOCKED		0x4c4f434bU	/* "LOCK" */
+
+static inline __u32 *fetchop_lockword(struct fetchop_var *var)
+{
+	return (__u32 *)((char *)var + FETCHOP_LOCK_OFFSET);
+}
+
+/* Returns what the lock word held, for fetchop_unlock(). */
+static inline __u32 fetchop_lock(struct fetchop_var *var)
+{
+	__u32 *lock = fetchop_lockword(var);
+	unsigned int spins = 0;
+	__u32 old;
+
+	for (;;) {
+		old = __atomic_load_n(lock, __ATOMIC_RELAXED);
+		if (old != FETCHOP_LOCKED &&
+		    __atomic_compare_exchange_n(lock, &old, FETCHOP_LOCKED,
+						false, __ATOMIC_SEQ_CST,
+						__ATOMIC_RELAXED))
+			return old;
+		if (++spins % 64 == 0)
+			sched_yield();	/* the holder may be preempted */
+	}
+}
+
+static inline void fetchop_unlock(struct fetchop_var *var, __u32 saved)
+{
+	__atomic_store_n(fetchop_lockword(var), saved, __ATOMIC_SEQ_CST);
+}
+
+enum fetchop_locked_op {
+	FETCHOP_OP_LOAD, FETCHOP_OP_ADD, FETCHOP_OP_SET, FETCHOP_OP_AND,
+	FETCHOP_OP_OR,
+};
+
+/*
+ * One operation under the variable's lock; returns the old value.  The
+ * lock's atomics order the plain accesses to the value (the compiler
+ * does not move them across an __atomic operation with __ATOMIC_SEQ_CST).
+ */
+static inline __s64 fetchop_locked(struct fetchop_var *var,
+				   enum fetchop_locked_op op, __s64 x)
+{
+	__u32 saved;
+	__s64 old;
+
+	saved = fetchop_lock(var);
+	old = var->value;
+	switch (op) {
+	case FETCHOP_OP_LOAD:
+		break;
+	case FETCHOP_OP_ADD:
+		var->value = old + x;
+		break;
+	case FETCHOP_OP_SET:
+		var->value = x;
+		break;
+	case FETCHOP_OP_AND:
+		var->value = old & x;
+		break;
+	case FETCHOP_OP_OR:
+		var->value = old | x;
+		break;
+	}
+	fetchop_unlock(var, saved);
+	return old;
+}
+
+static inline __s64 fetchop_load(struct fetchop_var *var)
+{
+	return fetchop_locked(var, FETCHOP_OP_LOAD, 0);
+}
+
+static inline __s64 fetchop_increment(struct fetchop_var *var)
+{
+	return fetchop_locked(var, FETCHOP_OP_ADD, 1);
+}
+
+static inline __s64 fetchop_decrement(struct fetchop_var *var)
+{
+	return fetchop_locked(var, FETCHOP_OP_ADD, -1);
+}
+
+static inline __s64 fetchop_clear(struct fetchop_var *var)
+{
+	return fetchop_locked(var, FETCHOP_OP_SET, 0);
+}
+
+static inline void fetchop_store(struct fetchop_var *var, __s64 x)
+{
+	fetchop_locked(var, FETCHOP_OP_SET, x);
+}
+
+static inline void fetchop_and(struct fetchop_var *var, __s64 x)
+{
+	fetchop_locked(var, FETCHOP_OP_AND, x);
+}
+
+static inline void fetchop_or(struct fetchop_var *var, __s64 x)
+{
+	fetchop_locked(var, FETCHOP_OP_OR, x);
+}
+
 #else /* emulation with CPU atomics */
 
 static inline __s64 fetchop_load(struct fetchop_var *var)

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mspec back end for MIPS (32 and 64-bit, R2 cores such as Malta's).
+ *
+ * uncached: the user mapping gets pgprot_noncached(), cache coherency
+ * attribute 2 (_CACHE_UNCACHED).  The kernel's own alias of the page is
+ * KSEG0 (32-bit) or a cached XKPHYS/CKSEG0 address (64-bit): unmapped
+ * segments whose cacheability no page table changes.  An uncached access
+ * does not look into the caches, so before user space gets the page the
+ * lines that zeroing it left in the caches must be written back and
+ * invalidated.  A module can do that for the primary data cache
+ * (flush_data_cache_page(), hit-writeback-invalidate of the page's kernel
+ * address), but not for a secondary or tertiary cache: the routines that
+ * cover them (_dma_cache_wback_inv(), bcops) are not exported.  So the
+ * back end hands out uncached pages only when the CPU has no secondary
+ * and no tertiary cache (cpu_data[0].scache/tcache not present); with one,
+ * mspec_uncached refuses mmap() with -ENODEV, as on an architecture
+ * without memory types, rather than map a page whose memory may be stale
+ * under a dirty L2 line.  The kernel does not read the page through its
+ * cached alias while it is mapped, and the free path overwrites the whole
+ * page through it before anybody else reads it.
+ *
+ * cached and fetchop: cacheable (the kernel's default CCA).  LL/SC are
+ * only defined on cacheable coherent memory, so the emulated fetchop page
+ * stays cacheable.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/gfp.h>
+#include <linux/kernel.h>
+#include <linux/mm.h>
+#include <linux/printk.h>
+#include <asm/cacheflush.h>
+#include <asm/cpu-info.h>
+#include <asm/pgtable.h>
+
+#include "../mspec_arch.h"
+
+const char * const mspec_arch_name = "mips";
+
+static bool mspec_mips_outer_cache;
+
+int mspec_arch_init(void)
+{
+	mspec_mips_outer_cache =
+		!(cpu_data[0].scache.flags & MIPS_CACHE_NOT_PRESENT) ||
+		!(cpu_data[0].tcache.flags & MIPS_CACHE_NOT_PRESENT);
+	if (mspec_mips_outer_cache)
+		pr_info("secondary or tertiary cache present: mspec_uncached refuses mmap() (no exported way to flush it)\n");
+	return 0;
+}
+
+void mspec_arch_exit(void)
+{
+}
+
+unsigned long mspec_arch_alloc_page(enum mspec_type type, int nid)
+{
+	struct page *page;
+	unsigned long addr;
+
+	page = alloc_pages_node(nid, MSPEC_GFP, 0);
+	if (!page)
+		return 0;
+	addr = (unsigned long)page_address(page);
+	if (type == MSPEC_UNCACHED)
+		flush_data_cache_page(addr);
+	return addr;
+}
+
+bool mspec_arch_free_page(enum mspec_type type, unsigned long maddr)
+{
+	clear_page((void *)maddr);
+	free_page(maddr);
+	return true;
+}
+
+unsigned long mspec_arch_pfn(enum mspec_type type, unsigned long maddr)
+{
+	return __pa(maddr) >> PAGE_SHIFT;
+}
+
+pgprot_t mspec_arch_pgprot(enum mspec_type type, pgprot_t prot)
+{
+	if (type == MSPEC_UNCACHED)
+		return pgprot_noncached(prot);
+	return prot;
+}
+
+bool mspec_arch_noncached(enum mspec_type type)
+{
+	return type == MSPEC_UNCACHED && !mspec_mips_outer_cache;
+}
+
+const char *mspec_arch_describe(enum mspec_type type)
+{
+	switch (type) {
+	case MSPEC_UNCACHED:
+		if (mspec_mips_outer_cache)
+			return "refused (ENODEV): an L2/L3 cache that a module cannot flush";
+		return "uncached (CCA 2) user mapping, cached KSEG0/XKPHYS alias flushed from L1";
+	case MSPEC_CACHED:
+		return "cacheable pages";
+	case MSPEC_FETCHOP:
+		return "cacheable pages, fetchop emulated with LL/SC";
+	default:
+		return "unknown type";
+	}
+}
+
+/* MIPS32/64 release 2 cache coherency attributes, by value. */
+static const char * const mspec_mips_cca_name[8] = {
+	[0] = "WT", [1] = "WT-WA", [2] = "UC", [3] = "WB",
+	[4] = "CWBE", [5] = "CWB", [6] = "CCA6", [7] = "UCA",
+};
+
+int mspec_arch_pte_memtype(pte_t pte, const char **name)
+{
+	unsigned int cca = (pte_val(pte) & _CACHE_MASK) >> _CACHE_SHIFT;
+
+	*name = mspec_mips_cca_name[cca & 7];
+	switch (cca) {
+	case 2:
+	case 7:
+		return 0;
+	case 6:
+		return -1;
+	default:
+		return 1;
+	}
+}
+
+int mspec_arch_alias_memtype(unsigned long pfn, const char **name)
+{
+	/* KSEG0/XKPHYS: the cached unmapped segment, never changed here. */
+	*name = pfn_valid(pfn) ? "WB" : "none";
+	return pfn_valid(pfn) ? 1 : -1;
+}
