@@ -61,6 +61,7 @@ class OutcomeHooks:
                 "program" in params and
                 params.get("arch") in m.state and n == RERUN_PHASE and
                 not isinstance(exc, (pytest.skip.Exception,
+                                     pytest.xfail.Exception,
                                      pytest.exit.Exception,
                                      KeyboardInterrupt)))
 

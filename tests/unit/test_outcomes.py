@@ -201,3 +201,19 @@ def test_a_regression_makes_the_exit_status_non_zero(tmp_path):
     h.pytest_sessionfinish(session, 0)
     assert session.exitstatus == pytest.ExitCode.TESTS_FAILED
 
+
+
+def test_a_known_failure_is_not_rerun(tmp_path):
+    """A case its target is known to miss reports XFAIL: rerunning the
+    program would cost a run and could not turn it into anything else."""
+    m = Matrix(tmp_path, ["not ok a", "ok a"])
+    h = hooks_for(m)
+    a = item(m, "a")
+
+    def runtest():
+        m.run_program("x86_64", m.programs[0])
+        pytest.xfail("a: fail (known on x86_64: reason)")
+    a.runtest = runtest
+    out = call(h, a)
+    assert out.excinfo is not None and out.excinfo[0] is pytest.xfail.Exception
+    assert m.outputs == ["ok a"], "the program must not run again"
