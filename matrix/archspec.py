@@ -81,9 +81,8 @@ class Arch:
     scale: int = 1
     variants: tuple[VariantSpec, ...] = ()
     # "program-case" (as in the test_case id) -> why this target misses
-    # it (documented there): the
-    # case still runs and must fail, reported as XFAIL with the reason;
-    # should it pass, it fails, so the entry cannot outlive the miss
+    # it (documented there): the case still runs; a failure is reported
+    # as XFAIL with the reason, a pass as a pass
     known_failures: tuple[tuple[str, str], ...] = ()
     tier: str = "fast"        # "fast" or "full": see the module's doc
 

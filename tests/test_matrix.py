@@ -135,11 +135,11 @@ def test_case(matrix, arch, program, case, record_property):
         pytest.skip(f"{case}: {res.directive}")
     known = dict(matrix.state[arch].arch.known_failures).get(
         f"{program}-{case}")
-    if known is not None:
-        # a documented miss: it must still fail, and says so as XFAIL
-        assert res.status != ktap.PASS, (
-            f"{case} passed on {arch}, where known_failures says it fails "
-            f"({known}): remove it from the target's file")
+    if known is not None and res.status != ktap.PASS:
+        # a documented miss: reported as XFAIL with the reason; should the
+        # target meet the bar in a run (under TCG the ratio moves with the
+        # host's load: arm64 read 24.8 and 36.6 in two runs of one day),
+        # it passes like any case, and the results say so
         pytest.xfail(f"{case}: {res.status} (known on {arch}: {known})"
                      f"\n{diag}")
     assert res.status == ktap.PASS, f"{case}: {res.status}\n{diag}"
