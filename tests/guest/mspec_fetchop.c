@@ -11,11 +11,14 @@
  *    variables (on two pages) lose no update: the final values are exact,
  *    the old values that increment returned are all different (their sum
  *    is 0 + 1 + ... + n - 1), and what clear took away plus what is left is
- *    exactly what was added.
+ *    exactly what was added; the workers start together and go on until
+ *    they have interleaved (at least 64 increments preceded by another
+ *    worker's), or the exact totals would prove nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -121,21 +124,42 @@ TEST(operations)
 
 #define NPROC		3
 #define NTHREAD		2
-#define NITER		4000
 #define NWORKERS	(NPROC * NTHREAD)
+/*
+ * Each worker makes at least NITER rounds, and goes on (up to NITER_MAX)
+ * until the workers have interleaved MIN_INTERLEAVED times: an increment
+ * whose old value is not the worker's previous one plus one had another
+ * worker's increment in between. Without interleaving a lost update could
+ * not happen, and the exact totals would prove nothing.
+ */
+#define NITER		4000
+#define NITER_MAX	1000000
+#define MIN_INTERLEAVED	64UL
 
 /* Per worker results, in a MAP_SHARED anonymous page. */
 struct results {
 	__s64 inc_sum[NWORKERS];	/* sum of the old values of increment */
 	__s64 cleared[NWORKERS];	/* sum of what clear returned */
-	__s64 add_total[NWORKERS];	/* increments of the cleared variable */
+	__s64 add_total[NWORKERS];	/* rounds: increments of each variable */
+	unsigned int ready;		/* workers at the start line */
+	unsigned long interleaved;	/* increments another one preceded */
 };
 
 struct worker {
 	void *map;
 	struct results *res;
 	unsigned int id;
+	unsigned int nworkers;		/* to wait for at the start line */
 };
+
+static bool go_on(struct results *res, unsigned int i)
+{
+	if (i < NITER)
+		return true;
+	return i < NITER_MAX &&
+	       __atomic_load_n(&res->interleaved, __ATOMIC_RELAXED) <
+	       MIN_INTERLEAVED;
+}
 
 /* Variables: two on the first page, two on the second. */
 static unsigned long var_index(unsigned int n)
@@ -152,11 +176,20 @@ static void *hammer(void *arg)
 	struct fetchop_var *dec = fetchop_var(w->map, var_index(1));
 	struct fetchop_var *bits = fetchop_var(w->map, var_index(2));
 	struct fetchop_var *acc = fetchop_var(w->map, var_index(3));
-	__s64 inc_sum = 0, cleared = 0, added = 0;
+	__s64 inc_sum = 0, cleared = 0, added = 0, old, last = 0;
 	unsigned int i;
 
-	for (i = 0; i < NITER; i++) {
-		inc_sum += fetchop_increment(inc);
+	/* All start together, so that they really overlap. */
+	__atomic_fetch_add(&w->res->ready, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&w->res->ready, __ATOMIC_SEQ_CST) < w->nworkers)
+		sched_yield();
+	for (i = 0; go_on(w->res, i); i++) {
+		old = fetchop_increment(inc);
+		if (i && old != last + 1)
+			__atomic_fetch_add(&w->res->interleaved, 1,
+					   __ATOMIC_RELAXED);
+		last = old;
+		inc_sum += old;
 		fetchop_decrement(dec);
 		fetchop_increment(acc);
 		added++;
@@ -172,14 +205,16 @@ static void *hammer(void *arg)
 	return NULL;
 }
 
-static int run_workers(void *map, struct results *res, unsigned int proc)
+static int run_workers(void *map, struct results *res, unsigned int proc,
+		       unsigned int nworkers)
 {
 	struct worker w[NTHREAD];
 	pthread_t th[NTHREAD];
 	unsigned int i;
 
 	for (i = 0; i < NTHREAD; i++) {
-		w[i] = (struct worker){ map, res, proc * NTHREAD + i };
+		w[i] = (struct worker){ map, res, proc * NTHREAD + i,
+					nworkers };
 		if (pthread_create(&th[i], NULL, hammer, &w[i]))
 			return -1;
 	}
@@ -224,8 +259,7 @@ TEST(sn2_offset_loads_read_no_amo)
 
 TEST(processes_hammer_same_variables)
 {
-	const __s64 n = (__s64)NWORKERS * NITER;
-	__s64 inc_sum = 0, cleared = 0, added = 0, low_bits;
+	__s64 n = 0, inc_sum = 0, cleared = 0, low_bits;
 	struct counters base, c;
 	struct results *res;
 	pid_t pid[NPROC];
@@ -243,13 +277,12 @@ TEST(processes_hammer_same_variables)
 
 	low_bits = (1LL << NWORKERS) - 1;
 	fetchop_store(fetchop_var(map, var_index(2)), low_bits);
-	fetchop_store(fetchop_var(map, var_index(1)), n);
 
 	for (p = 0; p < NPROC; p++) {
 		pid[p] = fork();
 		ASSERT_LE(0, pid[p]);
 		if (pid[p] == 0)
-			_exit(run_workers(map, res, p) ? 1 : 0);
+			_exit(run_workers(map, res, p, NWORKERS) ? 1 : 0);
 	}
 	for (p = 0; p < NPROC; p++) {
 		int status;
@@ -261,15 +294,17 @@ TEST(processes_hammer_same_variables)
 	for (k = 0; k < NWORKERS; k++) {
 		inc_sum += res->inc_sum[k];
 		cleared += res->cleared[k];
-		added += res->add_total[k];
+		n += res->add_total[k];
 	}
+	EXPECT_LE(MIN_INTERLEAVED, res->interleaved)
+		TH_LOG("the workers interleaved %lu times in %lld increments",
+		       res->interleaved, (long long)n);
 	EXPECT_EQ(n, fetchop_load(fetchop_var(map, var_index(0))));
 	/* Every old value 0 .. n - 1 was returned exactly once. */
 	EXPECT_EQ(n * (n - 1) / 2, inc_sum);
-	EXPECT_EQ(0, fetchop_load(fetchop_var(map, var_index(1))));
+	EXPECT_EQ(-n, fetchop_load(fetchop_var(map, var_index(1))));
 	EXPECT_EQ(low_bits << 32, fetchop_load(fetchop_var(map, var_index(2))));
-	EXPECT_EQ(n, added);
-	EXPECT_EQ(added, cleared + fetchop_load(fetchop_var(map, var_index(3))));
+	EXPECT_EQ(n, cleared + fetchop_load(fetchop_var(map, var_index(3))));
 
 	/* Two pages, shared by all, given back at the end. */
 	ASSERT_EQ(0, read_counters(type_name[0], &c));
@@ -284,7 +319,9 @@ TEST(processes_hammer_same_variables)
 /* Threads of one process on one variable. */
 TEST(threads_hammer_one_variable)
 {
+	__s64 n = 0, inc_sum = 0, cleared = 0;
 	struct results res;
+	unsigned int k;
 	void *map;
 
 	if (!have_mspec())
@@ -293,13 +330,21 @@ TEST(threads_hammer_one_variable)
 	map = map_rw(FETCHOP_FULLNAME, 2 * psz);
 	ASSERT_NE(MAP_FAILED, map);
 	fetchop_store(fetchop_var(map, var_index(2)), (1LL << NTHREAD) - 1);
-	ASSERT_EQ(0, run_workers(map, &res, 0));
-	EXPECT_EQ((__s64)NTHREAD * NITER,
-		  fetchop_load(fetchop_var(map, var_index(0))));
-	EXPECT_EQ(-(__s64)NTHREAD * NITER,
-		  fetchop_load(fetchop_var(map, var_index(1))));
+	ASSERT_EQ(0, run_workers(map, &res, 0, NTHREAD));
+	for (k = 0; k < NTHREAD; k++) {
+		inc_sum += res.inc_sum[k];
+		cleared += res.cleared[k];
+		n += res.add_total[k];
+	}
+	EXPECT_LE(MIN_INTERLEAVED, res.interleaved)
+		TH_LOG("the threads interleaved %lu times in %lld increments",
+		       res.interleaved, (long long)n);
+	EXPECT_EQ(n, fetchop_load(fetchop_var(map, var_index(0))));
+	EXPECT_EQ(n * (n - 1) / 2, inc_sum);
+	EXPECT_EQ(-n, fetchop_load(fetchop_var(map, var_index(1))));
 	EXPECT_EQ(((1LL << NTHREAD) - 1) << 32,
 		  fetchop_load(fetchop_var(map, var_index(2))));
+	EXPECT_EQ(n, cleared + fetchop_load(fetchop_var(map, var_index(3))));
 	munmap(map, 2 * psz);
 }
 
