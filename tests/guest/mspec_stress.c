@@ -108,6 +108,7 @@
 #define MAX_PROCS	16
 /* Bounds of the worker deaths no handler saw (see reaped()). */
 #define UNSEEN_MAX	8
+#define LOST_RESUME_MAX	16
 #define UNSEEN_SHARE	10
 #define MAX_THREADS	16
 #define NSLOTS		6	/* private slots per hammer thread */
@@ -165,6 +166,15 @@ struct shared {
 	 */
 	unsigned long forced_segv;
 	unsigned long unseen_segv;	/* worker deaths no handler saw */
+	/*
+	 * When failslab fails the sigqueue allocation of a signal the kernel
+	 * sends, the signal still comes, but as SI_USER from pid 0 with no
+	 * address (collect_signal()). Outside a guarded access the handler
+	 * resumes such a SIGSEGV, at most LOST_RESUME_MAX times per thread:
+	 * a real fault at that pc faults again and comes with its siginfo
+	 * the next time; a forced one (see forced_segv) does not recur.
+	 */
+	unsigned long lost_info_segv;
 	unsigned char worker_forced[MAX_PROCS];	/* died of one */
 	/*
 	 * What the handler saw of a fault nobody expected, before it let the
@@ -269,6 +279,7 @@ static unsigned int below(struct rng *r, unsigned int n)
 static __thread sigjmp_buf *guard_jb;
 static __thread int guard_sig, guard_code;
 static __thread void *guard_addr;
+static __thread unsigned int lost_resumes;
 static unsigned int w_index;
 
 /* The faulting instruction's address, for the report (0 if unknown). */
@@ -334,6 +345,12 @@ static void fault_handler(int sig, siginfo_t *si, void *uc)
 		atomic_add_ul(&sh->forced_segv, 1);
 		if (!guard_jb)
 			sh->worker_forced[w_index] = 1;
+	}
+	if (!guard_jb && sig == SIGSEGV && si->si_code == SI_USER &&
+	    !si->si_pid && sh->kinject && lost_resumes < LOST_RESUME_MAX) {
+		lost_resumes++;
+		atomic_add_ul(&sh->lost_info_segv, 1);
+		return;
 	}
 	if (!guard_jb) {
 		/* A fault nobody expected: die of it, the controller sees. */
@@ -2340,10 +2357,10 @@ int main(int argc, char **argv)
 		result_skip("kernel_fault_injection",
 			    "no fail_page_alloc/failslab in debugfs");
 	} else {
-		ksft_print_msg("kernel fault injection: %ld page allocations and %ld slab allocations failed, %lu ENOMEM/EAGAIN tolerated, %lu forced SIGSEGV (%lu killed a worker, %lu unseen by a handler)\n",
+		ksft_print_msg("kernel fault injection: %ld page allocations and %ld slab allocations failed, %lu ENOMEM/EAGAIN tolerated, %lu forced SIGSEGV (%lu killed a worker, %lu unseen by a handler), %lu SIGSEGV without siginfo resumed\n",
 			       kfi_used[0], kfi_used[1], sh->tolerated,
 			       sh->forced_segv, sh->worker_end[END_FORCED],
-			       sh->unseen_segv);
+			       sh->unseen_segv, sh->lost_info_segv);
 		ksft_print_msg("kernel fault injection: %lu touches of nopfn_test RAM pages got SIGBUS (its page allocation failed: NOPFN_OOM)\n",
 			       sh->nopfn_kinject_sigbus);
 		result(kfi_used[0] > 0 || kfi_used[1] > 0,
