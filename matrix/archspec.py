@@ -13,7 +13,8 @@ scale for slow kernels. Every variant is part of a full run.
 A file's tier says when its kernel is built from nothing: "fast" (the
 default) in every run, "full" only by the main job (./matrix/run) or when
 asked for by name; the default ./tests/run also boots a full-tier target
-whose kernel is already in the cache (see select_default()).
+whose kernel is already in the cache (see select_default()). A variant
+is in its file's tier unless it names its own.
 """
 from __future__ import annotations
 
@@ -66,6 +67,7 @@ class VariantSpec:
     scale: int                # slowness: timeouts and {scale} in test args
     image: Optional[str] = None   # another boot image of the same build
     module_params: tuple[tuple[str, str], ...] = ()   # per module, replaced
+    tier: Optional[str] = None    # None: the architecture file's tier
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,7 +117,7 @@ class Arch:
         return dataclasses.replace(self, name=f"{self.base}-{v.name}",
                                    variant=v.name, scale=v.scale, qemu=qemu,
                                    kernel=kernel, module_params=params,
-                                   variants=())
+                                   variants=(), tier=v.tier or self.tier)
 
 
 def merge_cmdline(base: str, extra: str) -> str:
@@ -212,11 +214,14 @@ def parse(path: pathlib.Path) -> Arch:
         if not isinstance(v, dict):
             raise ArchError(f"{wv}: expected a mapping")
         bad = set(v) - {"cmdline", "memory", "scale", "image",
-                        "module_params"}
+                        "module_params", "tier"}
         if bad:
             raise ArchError(f"{wv}: unknown keys {sorted(bad)}; known: "
                             "['cmdline', 'image', 'memory', "
-                            "'module_params', 'scale']")
+                            "'module_params', 'scale', 'tier']")
+        if v.get("tier", tier) not in TIERS:
+            raise ArchError(f"{wv}: tier must be one of {', '.join(TIERS)}, "
+                            f"not '{v['tier']}'")
         vparams = v.get("module_params") or {}
         if not isinstance(vparams, dict):
             raise ArchError(f"{wv}: module_params must map module to "
@@ -230,6 +235,7 @@ def parse(path: pathlib.Path) -> Arch:
                                     else None,
                                     scale=int(v.get("scale", 1)),
                                     image=v.get("image"),
+                                    tier=v.get("tier"),
                                     module_params=tuple(
                                         (str(m), str(p))
                                         for m, p in vparams.items())))

@@ -64,12 +64,13 @@ class Builder:
     def kernel_cached(self, arch: Arch) -> bool:
         """Whether arch's kernel is already built in the cache (nothing
         is built to find out: a missing compiler, or a compiler that the
-        matrix would build itself, counts as not cached)."""
-        if arch.kernel.toolchain:
-            return False
+        matrix would build itself and has not yet, counts as not
+        cached)."""
         try:
-            kb = KernelBuild(arch, self.tree, self.cache,
-                             arch.kernel.cross_compile)
+            prefix = toolchain.cached_prefix(arch, self.cache)
+            if prefix is None:
+                return False
+            kb = KernelBuild(arch, self.tree, self.cache, prefix)
         except BuildError:
             return False
         return kb.meta() is not None

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pathlib
 import subprocess
 import time
+from typing import Optional
 
 from . import cache as cachemod
 from .archspec import Arch
@@ -23,18 +24,37 @@ def _package_versions(pkgs: list[str]) -> list[str]:
     return out.stdout.split()
 
 
-def cross_prefix(arch: Arch, cache: cachemod.Cache) -> str:
-    """The CROSS_COMPILE prefix for the arch's kernel, building if needed."""
+def _entry(arch: Arch, cache: cachemod.Cache) -> cachemod.Entry:
+    """The cache entry of the compiler the matrix builds for arch."""
     k = arch.kernel
-    if not k.toolchain:
-        return k.cross_compile
-    script = SCRIPTS.get(k.toolchain)
+    script = SCRIPTS.get(k.toolchain or "")
     if script is None:
         raise BuildError(f"{arch.path}: unknown toolchain '{k.toolchain}'; "
                          f"known: {', '.join(SCRIPTS)}")
     inputs = {"script": cachemod.file_checksum(script),
               "packages": _package_versions(VERSION_OF[k.toolchain])}
-    entry = cache.entry("toolchains", k.toolchain, inputs)
+    return cache.entry("toolchains", k.toolchain, inputs)
+
+
+def cached_prefix(arch: Arch, cache: cachemod.Cache) -> Optional[str]:
+    """The CROSS_COMPILE prefix if the compiler needs no building (a
+    Debian one, or one whose cache entry is intact), else None; builds
+    nothing."""
+    k = arch.kernel
+    if not k.toolchain:
+        return k.cross_compile
+    entry = _entry(arch, cache)
+    if not entry.valid():
+        return None
+    return str(entry.path / "install" / "bin" / k.cross_compile)
+
+
+def cross_prefix(arch: Arch, cache: cachemod.Cache) -> str:
+    """The CROSS_COMPILE prefix for the arch's kernel, building if needed."""
+    k = arch.kernel
+    if not k.toolchain:
+        return k.cross_compile
+    entry = _entry(arch, cache)
     gcc = f"bin/{k.cross_compile}gcc"
     with entry.lock():
         if not entry.valid():
