@@ -17,6 +17,7 @@ import subprocess
 import sys
 
 from headless import Browser, file_url, url_path
+from matrixbuild import prebuild
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -79,6 +80,8 @@ def test_regression_between_two_real_runs(tmp_path):
     (user / "wobble.c").write_text(WOBBLE)
     (user / "regress.c").write_text(regress("1.5", "fine", 0))
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    prebuild("x86_64", "--variant", "none", "--user-tests", str(user),
+             env=env)
     r1 = matrix_run(user, tmp_path / "run1", env, "--tolerate-flaky")
     out1 = r1.stdout + r1.stderr
     assert r1.returncode == 0, out1

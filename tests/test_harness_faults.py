@@ -23,6 +23,7 @@ import uuid
 import pytest
 
 from matrix import archspec, cache
+from matrixbuild import prebuild
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 FAULTS = REPO / "tests" / "faults"
@@ -32,6 +33,12 @@ pytestmark = pytest.mark.skipif(
     ARCH not in [a.name for a in archspec.select(
         os.environ.get("NOPFN_ARCH", "all"))],
     reason=f"needs the {ARCH} guest (NOPFN_ARCH excludes it)")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built():
+    """The kernel these runs boot, built before their time limits run."""
+    prebuild(ARCH, "--variant", "none")
 
 
 def matrix_run(results: pathlib.Path, user: pathlib.Path, *pytest_args: str,

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from matrix import archspec, deps, kcidb, ktap, lava
+from matrixbuild import prebuild
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 FAKEBOARD = REPO / "matrix" / "fakeboard.py"
@@ -108,6 +109,7 @@ def env_file(tmp: pathlib.Path, arch: str, ser2net_port: int,
 
 def run_matrix(arch: str, results: pathlib.Path, *extra: str,
                pytest_args=()) -> subprocess.CompletedProcess:
+    prebuild(arch, "--variant", "none")
     cmd = ["/usr/bin/python3", "-m", "matrix", "run", "--arch", arch,
            "--variant", "none", "--results", str(results), *extra,
            "--", "--seed", str(SEED), *pytest_args]

@@ -33,6 +33,7 @@ import sys
 import pytest
 
 from matrix import archspec
+from matrixbuild import prebuild
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 MUTATIONS = sorted((REPO / "tests" / "mutations").glob("*.patch"))
@@ -99,6 +100,7 @@ def test_mutation_is_caught(tmp_path, patch, target):
                                    f"{r.stderr}")
         where = ["--driver", str(driver)]
     res = tmp_path / "results"
+    prebuild(arch, *where)
     run = subprocess.run(
         [sys.executable, "-m", "matrix", "run", "--arch", arch, *where,
          "--results", str(res), "--no-install", "--",

@@ -26,6 +26,7 @@ import sys
 import pytest
 
 from matrix import archspec
+from matrixbuild import prebuild
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 RED = REPO / "tests" / "red"
@@ -40,6 +41,7 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def red_run(tmp_path_factory):
     res = tmp_path_factory.mktemp("red") / "results"
+    prebuild(TARGET, "--user-tests", str(RED))
     cmd = [sys.executable, "-m", "matrix", "run", "--arch", TARGET,
            "--user-tests", str(RED), "--results", str(res), "--no-install",
            "--", "-k", "user"]
