@@ -177,6 +177,14 @@ struct shared {
 	unsigned long lost_info_segv;
 	unsigned char worker_forced[MAX_PROCS];	/* died of one */
 	/*
+	 * Where a hammer thread's waitpid() writes its fork child's status:
+	 * shared (and populated at the start), so that the kernel's store
+	 * needs no page. The thread's own stack is copy on write after the
+	 * fork, and under fail_page_alloc that store fails with EFAULT after
+	 * the child was reaped, its status lost (seen as "signal 72").
+	 */
+	int wait_status[MAX_PROCS][MAX_THREADS];
+	/*
 	 * What the handler saw of a fault nobody expected, before it let the
 	 * worker die of it: the signal, si_code and si_addr. A worker that
 	 * died of SIGSEGV with nothing here never ran its handler.
@@ -1185,7 +1193,7 @@ static void op_fork(struct hammer *h)
 	struct slot *fs = NULL;
 	unsigned int fpg = 0, i, p;
 	uint64_t ftag = 0, cval = new_tag(h) | 0x8000000000ULL;
-	int status;
+	int *wstatus = &sh->wait_status[w_index][h->idx], status, r;
 	pid_t pid;
 
 	for (i = 0; i < NSLOTS; i++)
@@ -1275,8 +1283,13 @@ static void op_fork(struct hammer *h)
 			hist(&h->slot[i], "fork%s", kill_it ? "+kill" : "");
 	if (kill_it)
 		kill(pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	while ((r = waitpid(pid, wstatus, 0)) < 0 && errno == EINTR)
 		;
+	if (r < 0) {
+		fail("fork child: waitpid: %s", strerror(errno));
+		return;
+	}
+	status = *wstatus;
 	if (kill_it && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
 		return;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == CHILD_FORCED)
@@ -2138,7 +2151,7 @@ int main(int argc, char **argv)
 	rng_seed(&r, opt_seed);
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		  MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (sh == MAP_FAILED)
 		ksft_exit_fail_msg("shared memory: %s\n", strerror(errno));
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
