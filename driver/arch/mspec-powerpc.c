@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mspec back end for 64-bit Book3S powerpc (pseries, powernv; hash or
- * radix MMU).
+ * mspec back end for powerpc: 64-bit Book3S (pseries, powernv; hash or
+ * radix MMU) and the 32-bit MMUs (Book E such as e500, and Book3S-32).
  *
  * uncached: the user mapping gets pgprot_noncached(): caching-inhibited
- * and guarded (I=1 G=1, Linux's _PAGE_NON_IDEMPOTENT), the powerpc
+ * and guarded (I=1 G=1: Linux's _PAGE_NON_IDEMPOTENT on 64-bit Book3S,
+ * _PAGE_NO_CACHE | _PAGE_GUARDED on the 32-bit MMUs), the powerpc
  * counterpart of ia64 UC.  The kernel's linear alias of the page stays
  * cacheable: it is mapped with large pages (bolted HPTEs or radix
- * PMD/PUD entries), and no interface available to a module changes part
- * of it.  Power ISA (Book II, "Storage Control Attributes") leaves
- * accesses with mismatched I bits to software: before a location is
- * accessed caching-inhibited it must not be in any cache.  So the page is
+ * PMD/PUD entries; TLB1 CAM entries on e500, BATs on Book3S-32), and no
+ * interface available to a module changes part of it.  Power ISA (Book
+ * II, "Storage Control Attributes") leaves accesses with mismatched I
+ * bits to software: before a location is accessed caching-inhibited it
+ * must not be in any cache.  So the page is
  * zeroed through the alias and then written back and invalidated from the
  * data caches with dcbf over the whole page (flush_dcache_range()) before
  * user space gets it, as the kernel's own DMA code does for the
@@ -103,6 +105,7 @@ const char *mspec_arch_describe(enum mspec_type type)
 
 int mspec_arch_pte_memtype(pte_t pte, const char **name)
 {
+#ifdef CONFIG_PPC_BOOK3S_64
 	switch (pte_val(pte) & _PAGE_CACHE_CTL) {
 	case 0:
 		*name = "cacheable";
@@ -120,6 +123,15 @@ int mspec_arch_pte_memtype(pte_t pte, const char **name)
 		*name = "unknown";
 		return -1;
 	}
+#else
+	/* The WIMG bits of the 32-bit MMUs, as Linux names them. */
+	if (pte_val(pte) & _PAGE_NO_CACHE) {
+		*name = pte_val(pte) & _PAGE_GUARDED ? "CI-guarded" : "CI";
+		return 0;
+	}
+	*name = pte_val(pte) & _PAGE_WRITETHRU ? "write-through" : "cacheable";
+	return 1;
+#endif
 }
 
 int mspec_arch_alias_memtype(unsigned long pfn, const char **name)
