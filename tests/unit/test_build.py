@@ -1,0 +1,30 @@
+"""Builder.kernel_cached(): what a default run probes for the full tier,
+without building anything."""
+import pathlib
+
+from matrix import archspec, build, kernel, toolchain
+from matrix import cache as cachemod
+
+
+def test_kernel_cached_counts_a_compiler_the_matrix_built(tmp_path):
+    c = cachemod.Cache(tmp_path / "cache")
+    b = build.Builder(c)
+    ia64 = archspec.load_all()["ia64"]
+    assert ia64.kernel.toolchain
+    assert not b.kernel_cached(ia64)            # no compiler yet
+    entry = toolchain._entry(ia64, c)
+    gcc = pathlib.Path("install/bin/ia64-linux-gnu-gcc")
+    (entry.path / gcc).parent.mkdir(parents=True)
+    (entry.path / gcc).write_text("#!/bin/sh\necho 'ia64-linux-gnu-gcc "
+                                  "(GCC) 12.2.0'\n")
+    (entry.path / gcc).chmod(0o755)
+    entry.complete([str(gcc)])
+    assert not b.kernel_cached(ia64)            # a compiler, no kernel
+    prefix = toolchain.cached_prefix(ia64, c)
+    assert prefix == str(entry.path / "install/bin/ia64-linux-gnu-")
+    kb = kernel.KernelBuild(ia64, b.tree, c, prefix)
+    kb.entry.path.mkdir(parents=True)
+    kb.entry.complete([])
+    assert b.kernel_cached(ia64)
+    # nothing was built to find out
+    assert not (tmp_path / "cache" / "trees").exists()
