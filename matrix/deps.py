@@ -74,6 +74,9 @@ CROSS = {
     "mipsel-linux-gnu-": ("gcc-mipsel-linux-gnu", "libc6-dev-mipsel-cross"),
     "powerpc64-linux-gnu-": ("gcc-powerpc64-linux-gnu",
                              "libc6-dev-ppc64-cross"),
+    "m68k-linux-gnu-": ("gcc-m68k-linux-gnu", "libc6-dev-m68k-cross"),
+    "powerpc-linux-gnu-": ("gcc-powerpc-linux-gnu",
+                           "libc6-dev-powerpc-cross"),
 }
 
 QEMU = {
@@ -86,6 +89,8 @@ QEMU = {
     "qemu-system-i386": "qemu-system-x86",
     "qemu-system-mips64el": "qemu-system-mips",
     "qemu-system-mipsel": "qemu-system-mips",
+    "qemu-system-m68k": "qemu-system-misc",
+    "qemu-system-ppc": "qemu-system-ppc",
 }
 
 IA64_GCC = [
