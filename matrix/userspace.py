@@ -12,6 +12,7 @@ from typing import Optional
 
 from . import cache as cachemod
 from . import cpio
+from . import progress
 from .archspec import Arch
 from .kernel import KernelBuild, Tree, compiler_id, warnings_in
 from .log import BuildError, run_logged
@@ -83,10 +84,36 @@ class PrivateApt:
         (self.root / "cache" / "archives" / "partial").mkdir(parents=True,
                                                              exist_ok=True)
         (self.root / "sources.list").write_text(self._sources())
-        run_logged(["apt-get", *self._opts(), "update"], log,
-                   what="apt-get update (private lists for foreign "
-                   "architectures)")
+        what = "apt-get update (private lists for foreign architectures)"
+        try:
+            run_logged(["apt-get", *self._opts(), "update"], log, what=what)
+        except BuildError:
+            # A mirror that serves one index inconsistently (seen: the
+            # security suite's, "File has unexpected size ... Mirror sync
+            # in progress?") fails the whole update. Once more; then go on
+            # if the release suite's index for what is wanted arrived
+            # (the download says so if the package is not in it), and try
+            # the update again next time (no stamp).
+            try:
+                run_logged(["apt-get", *self._opts(), "update"], log,
+                           what=what + ", again")
+            except BuildError:
+                if not self.have_main_index():
+                    raise
+                progress.emit("apt-get update: an index failed (see "
+                              f"{log}); going on with the release "
+                              "suite's")
+                return
         stamp.touch()
+
+    def have_main_index(self) -> bool:
+        """Whether the lists hold the index of a release suite's main
+        component for this state's kind and architecture."""
+        want = (f"_main_binary-{self.arch}_Packages" if self.kinds == "deb"
+                else "_main_source_Sources")
+        return any(want in f.name and "-security_" not in f.name and
+                   "-updates_" not in f.name
+                   for f in (self.root / "lists").glob("*"))
 
     def run(self, args: list[str], log: pathlib.Path, cwd: pathlib.Path,
             what: str) -> None:
