@@ -13,7 +13,9 @@
  * Contract:
  *  - mspec_arch_alloc_page() returns a zeroed page ready to be mapped into
  *    user space with mspec_arch_pgprot() (the kernel alias, if any, already
- *    in a state that does not conflict with that mapping); 0 when there is
+ *    in a state that does not conflict with that mapping; for the cached
+ *    types the core then calls flush_dcache_page(), after its own fetchop
+ *    fill, for caches with aliases); 0 when there is
  *    no memory now (the fault is NOPFN_OOM); or a negative errno
  *    (IS_ERR_VALUE()) when the page cannot be had or made fit to map in a
  *    way that retrying would not change (set_memory_uc() failed, the ia64

@@ -58,6 +58,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/topology.h>
+#include <asm/cacheflush.h>
 
 #include <mspec_fetchop.h>
 
@@ -233,6 +234,16 @@ static unsigned long mspec_nopfn(struct vm_fault *vmf)
 	atomic_long_inc(&st->pages_in_use);
 	if (vdata->type == MSPEC_FETCHOP)
 		mspec_fetchop_fill((u64 *)maddr);
+	/*
+	 * Zeroed (and filled) through the kernel's mapping: on a virtually
+	 * indexed data cache with aliases those stores sit in lines of the
+	 * kernel's colour, which the user's cacheable mapping of another
+	 * colour does not see; flush_dcache_page() writes them back (a flag
+	 * update or nothing where caches do not alias).  An uncached page is
+	 * the back end's to make consistent.
+	 */
+	if (vdata->type != MSPEC_UNCACHED)
+		flush_dcache_page(virt_to_page((void *)maddr));
 
 	spin_lock(&vdata->lock);
 	old = vdata->maddr[index];

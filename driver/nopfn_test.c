@@ -65,6 +65,7 @@
 #include <linux/topology.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
+#include <asm/cacheflush.h>
 
 #include <nopfn_test.h>
 
@@ -999,6 +1000,8 @@ static unsigned long nopfn_bench_alloc_page(void)
 	}
 	atomic_long_inc(&nopfn_bench_cnt.pages_allocated);
 	atomic_long_inc(&nopfn_bench_cnt.pages_in_use);
+	/* mspec's core does the same for its cached types */
+	flush_dcache_page(page);
 	return (unsigned long)page_address(page);
 }
 

@@ -12,20 +12,13 @@
  * mspec_arch.h, with the cache maintenance it needs.
  *
  * cached and fetchop: ordinary pages from the page allocator; fetchop is
- * emulated in user space with the CPU's atomics.  The page is zeroed
- * through the kernel's address; on a CPU whose data cache is virtually
- * indexed with aliases (PA-RISC, SuperH, some SPARC and MIPS) those
- * zeroes sit in lines of the kernel's colour, which a user mapping of
- * another colour does not see, so flush_dcache_page() writes them back
- * before the page is mapped (a no-op where the caches are physically
- * indexed).  The unmap path flushes the user's colour before the free
- * path writes the page again.
+ * emulated in user space with the CPU's atomics (the core flushes the
+ * kernel's colour of such pages before they are mapped: mspec_arch.h).
  */
 
 #include <linux/gfp.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
-#include <asm/cacheflush.h>
 #include <asm/pgtable.h>
 
 #include "../mspec_arch.h"
@@ -49,10 +42,7 @@ unsigned long mspec_arch_alloc_page(enum mspec_type type, int nid)
 	if (WARN_ON_ONCE(type == MSPEC_UNCACHED))
 		return -ENODEV;
 	page = alloc_pages_node(nid, MSPEC_GFP, 0);
-	if (!page)
-		return 0;
-	flush_dcache_page(page);
-	return (unsigned long)page_address(page);
+	return page ? (unsigned long)page_address(page) : 0;
 }
 
 bool mspec_arch_free_page(enum mspec_type type, unsigned long maddr)

@@ -24,12 +24,11 @@
  * only defined on cacheable coherent memory, so the emulated fetchop page
  * stays cacheable.  Where the primary data cache is virtually indexed
  * with aliases (cpu_has_dc_aliases: a cache way larger than a page, e.g.
- * a 32 KiB 4-way 24K), the zeroes written through the kernel's address
- * sit in lines of another colour than the user address will index, so
- * those lines are written back and invalidated for every type before
- * the page is mapped; the unmap path flushes the user's colour
- * (flush_cache_range()/flush_cache_mm() on a VMA with aliases) before
- * the free path writes the page again through the kernel's.
+ * a 32 KiB 4-way 24K), the core's flush_dcache_page() writes back the
+ * kernel colour's lines of such a page before it is mapped (on MIPS that
+ * is flush_data_cache_page() of the kernel's address); the unmap path
+ * flushes the user's colour (flush_cache_range()/flush_cache_mm() on a
+ * VMA, with aliases) before the free path writes the page again.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -71,7 +70,7 @@ unsigned long mspec_arch_alloc_page(enum mspec_type type, int nid)
 	if (!page)
 		return 0;
 	addr = (unsigned long)page_address(page);
-	if (type == MSPEC_UNCACHED || cpu_has_dc_aliases)
+	if (type == MSPEC_UNCACHED)
 		flush_data_cache_page(addr);
 	return addr;
 }
