@@ -296,6 +296,12 @@ static long raw_mmap(unsigned long addr, unsigned long len, int prot,
 		return -1;
 	}
 	return syscall(SYS_mmap2, addr, len, prot, flags, fd, off / 4096);
+#elif defined(__s390x__)
+	/* s390x's mmap is old_mmap: its six arguments in a block in memory */
+	unsigned long args[6] = { addr, len, (unsigned long)prot,
+				  (unsigned long)flags, (unsigned long)fd, off };
+
+	return syscall(SYS_mmap, args);
 #else
 	return syscall(SYS_mmap, addr, len, prot, flags, fd, off);
 #endif
@@ -957,7 +963,7 @@ static struct tres model_access(struct mproc *p, unsigned long pg, int w,
 	}
 	return r;
 fault:
-	r.addr = addr;
+	r.addr = (unsigned long)fault_addr((void *)addr);
 	if (kernel) {
 		r.sig = 0;
 		r.code = -EFAULT;

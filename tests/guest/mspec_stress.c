@@ -1384,7 +1384,8 @@ static void op_mprotect(struct hammer *h, struct slot *s)
 	if (forced(sig))
 		;	/* a SIGSEGV all the same, but the kernel's */
 	else if (sig != SIGSEGV || ((guard_code != SEGV_ACCERR ||
-	    guard_addr != a.page + sizeof(uint64_t)) && !info_lost()))
+	    guard_addr != fault_addr(a.page + sizeof(uint64_t))) &&
+	    !info_lost()))
 		fail("write to PROT_READ %s page: signal %d code %d at %p",
 		     dev_file[s->dev], sig, guard_code, guard_addr);
 	else
@@ -1571,12 +1572,12 @@ static void op_race_touch(struct hammer *h)
 		return;
 	}
 	if (sig == SIGBUS && dev != D_NOPFN &&
-	    (guard_addr == (void *)w || info_lost())) {
+	    (guard_addr == fault_addr(w) || info_lost())) {
 		atomic_add_ul(&sh->mspec_sigbus, 1);
 		return;
 	}
 	if (sig == SIGBUS && dev == D_NOPFN && sh->kinject &&
-	    (guard_addr == (void *)w || info_lost())) {
+	    (guard_addr == fault_addr(w) || info_lost())) {
 		atomic_add_ul(&sh->nopfn_kinject_sigbus, 1);
 		return;
 	}

@@ -19,6 +19,8 @@
 #include <linux/types.h>
 #include <mspec_fetchop.h>
 
+#include "fault_addr.h"
+
 #define MSPEC_DEBUGFS	"/sys/kernel/debug/mspec"
 #define NTYPES		3
 

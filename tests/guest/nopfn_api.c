@@ -199,7 +199,7 @@ FIXTURE_TEARDOWN(api)
 		}							\
 		if (want_sig) {						\
 			ASSERT_EQ(BUS_ADRERR, __si.si_code);		\
-			ASSERT_EQ((void *)(__m + __i * psz + 16),	\
+			ASSERT_EQ(fault_addr(__m + __i * psz + 16),	\
 				  __si.si_addr);			\
 		}							\
 	}								\
@@ -488,7 +488,7 @@ TEST_F(api, persistent_oom_is_sigbus)
 		alarm(5);
 		if (probe(m + 64, true, &v, &si) != SIGBUS)
 			_exit(1);
-		_exit(si.si_code == BUS_ADRERR && si.si_addr == m + 64 ? 0 : 2);
+		_exit(si.si_code == BUS_ADRERR && si.si_addr == fault_addr(m + 64) ? 0 : 2);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status)) {

@@ -230,10 +230,10 @@ TEST_F(nopfn, sigbus_si_addr)
 	ASSERT_EQ(SIGBUS, probe(m + psz + 123, false, &v, &si));
 	ASSERT_EQ(SIGBUS, si.si_signo);
 	ASSERT_EQ(BUS_ADRERR, si.si_code);
-	ASSERT_EQ((void *)(m + psz + 123), si.si_addr);
+	ASSERT_EQ(fault_addr(m + psz + 123), si.si_addr);
 
 	ASSERT_EQ(SIGBUS, probe(m + 2 * psz - 1, true, &v, &si));
-	ASSERT_EQ((void *)(m + 2 * psz - 1), si.si_addr);
+	ASSERT_EQ(fault_addr(m + 2 * psz - 1), si.si_addr);
 
 	/* Its neighbours are fine. */
 	ASSERT_EQ(0, probe(m, true, &v, NULL));
@@ -267,7 +267,7 @@ TEST_F(nopfn, oom_once_is_sigbus)
 		       stats(self->fd).calls);
 	}
 	ASSERT_EQ(BUS_ADRERR, si.si_code);
-	ASSERT_EQ((void *)(m + 8), si.si_addr);
+	ASSERT_EQ(fault_addr(m + 8), si.si_addr);
 	ASSERT_EQ(1, stats(self->fd).calls);
 	ASSERT_EQ(0, probe(m, false, &v, &si)) {
 		TH_LOG("signal %d at %p", si.si_signo, si.si_addr);

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fault_addr.h"
 #include "nopfn_test.h"
 
 #define DEV_PATH	"/dev/nopfn_test"
