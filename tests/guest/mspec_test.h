@@ -124,12 +124,22 @@ static inline __u64 peek64(const void *p)
 #else
 /*
  * No lock-free 64-bit atomics (mips o32, ARMv5): libatomic would take a
- * lock private to the process.  A volatile access is two 32-bit ones,
- * each kept, but a store racing with it may be seen half done.
+ * lock private to the process.  Two volatile 32-bit loads, the word at
+ * @p first, so that a fault is reported at @p as on the other targets (a
+ * plain 64-bit volatile load is two loads in the compiler's order: mipsel
+ * faulted at @p + 4); a store racing with it may be seen half done.
  */
 static inline __u64 peek64(const void *p)
 {
-	return *(const volatile __u64 *)p;
+	const volatile __u32 *w = p;
+	__u64 first = w[0];
+	__u64 second = w[1];
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return second << 32 | first;
+#else
+	return first << 32 | second;
+#endif
 }
 #endif
 
@@ -144,12 +154,21 @@ static inline void poke64(void *p, __u64 v)
  * fault, and a write to a read-only page must fault at once (SEGV_ACCERR).
  * A 32-bit target's 64-bit atomic store may read first (32-bit Arm:
  * LDREXD/STREXD; mips o32 has none): a read fault that maps the page,
- * or under fault injection a SIGBUS.  There it is a volatile store (one
- * STRD, or two 32-bit stores), which a racing reader may see half done.
+ * or under fault injection a SIGBUS.  There it is two volatile 32-bit
+ * stores, the word at @p first (see peek64()), which a racing reader may
+ * see half done.
  */
 static inline void poke64(void *p, __u64 v)
 {
-	*(volatile __u64 *)p = v;
+	volatile __u32 *w = p;
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	w[0] = (__u32)v;
+	w[1] = (__u32)(v >> 32);
+#else
+	w[0] = (__u32)(v >> 32);
+	w[1] = (__u32)v;
+#endif
 }
 #endif
 
