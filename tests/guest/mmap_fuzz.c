@@ -269,6 +269,7 @@ static struct {
 	int carve_err;			/* SET_PAGES CARVE: 0 or an errno */
 	unsigned long ram_pages;	/* totalram_pages() (MemTotal) */
 	bool signed_off;		/* riscv64: sys_mmap's off_t is signed */
+	unsigned long colour;		/* shared mappings' colour mask, or 0 */
 	int overcommit;			/* vm.overcommit_memory */
 	unsigned long word_off[NW];
 } env;
@@ -471,6 +472,32 @@ static bool range_free(struct mproc *p, unsigned long s, unsigned long e)
 		if (p->v[i].start < e && s < p->v[i].end)
 			return false;
 	return true;
+}
+
+/* Does a shared mapping of @pgoff at @addr miss its colour? */
+static bool colour_misfit(unsigned long addr, unsigned long pgoff)
+{
+	return env.colour && ((addr - pgoff * psz) & env.colour);
+}
+
+/* A hint as the kernel takes it: moved up to @pgoff's colour. */
+static unsigned long colour_align(unsigned long addr, unsigned long pgoff)
+{
+	return ((addr + env.colour) & ~env.colour) +
+		((pgoff * psz) & env.colour);
+}
+
+/* The hint @addr moved to @pgoff's colour, free for @pages in the arena. */
+static bool hint_free(unsigned long addr, unsigned long pgoff,
+		      unsigned long pages)
+{
+	unsigned long ca = colour_align(addr, pgoff);
+	unsigned long base = (unsigned long)env.arena, pg;
+
+	if (ca < base)
+		return false;
+	pg = (ca - base) / psz;
+	return pg + pages <= ARENA && range_free(&M->par, pg, pg + pages);
 }
 
 /* -------------------------------------------------------- model: objects */
@@ -859,19 +886,20 @@ static int nopfn_call(struct mobj *o, struct mpage *mp, unsigned int b)
 }
 
 /*
- * How often a uaccess tries a faulting user address before it gives up:
- * the x86-64 copy routines retry from the faulting byte with rep movsb
- * (.Lcopy_user_handle_tail in arch/x86/lib/copy_user_64.S), arm64's retry
- * one byte when nothing was copied ("try harder", arch/arm64/lib/
+ * How often a uaccess tries a user address whose fault fails before it
+ * gives up, for a copy to user space and from it: each retry is another
+ * ->nopfn() call. Measured at the start (probe_uaccess()), because the
+ * copy routines differ: x86-64 retries from the faulting byte with rep
+ * movsb (.Lcopy_user_handle_tail in arch/x86/lib/copy_user_64.S), arm64
+ * retries one byte when nothing was copied ("try harder", arch/arm64/lib/
  * copy_{from,to}_user.S) and copy_page_{from,to}_iter() then go on with
- * the rest; riscv's fixup returns at once (arch/riscv/lib/uaccess.S), and
- * so does 32-bit arm's (the abort path of arch/arm/lib/copy_{from,to}_user.S
- * returns the bytes left: seen on armhf as one ->nopfn() call where the
- * model counted two), and i386's __copy_user() (arch/x86/lib/
- * usercopy_32.c: the fixup jumps past the copy; seen on i386 as EFAULT
- * where the model's second try would have succeeded).
+ * the rest: two tries; riscv's fixup returns at once (arch/riscv/lib/
+ * uaccess.S), so do 32-bit arm's (the abort path of arch/arm/lib/
+ * copy_{from,to}_user.S), i386's __copy_user() (arch/x86/lib/
+ * usercopy_32.c) and s390's mvcos loop for an access that does not cross
+ * a page (arch/s390/lib/uaccess.c): one.
  */
-static int uaccess_tries;
+static int uaccess_tries[2];		/* [1]: copy to user space */
 
 /*
  * Executable PTEs of PFNs without struct page: riscv64's __set_pte_at()
@@ -929,7 +957,7 @@ static struct tres model_access(struct mproc *p, unsigned long pg, int w,
 		b = obj_beh(o, idx);
 	mp = obj_page(o, idx, true);
 	if (!p->pte[pg]) {
-		tries = kernel ? uaccess_tries : -1;
+		tries = kernel ? uaccess_tries[write] : -1;
 		do {
 			fr = nopfn_call(o, mp, b);
 		} while (fr != FR_OK && kernel && --tries > 0);
@@ -1276,6 +1304,9 @@ static void op_mmap(const struct op *op)
 		want_err = EOVERFLOW;		/* do_mmap(): offset overflow */
 	} else if (huge >= 0 && !env.fits[huge]) {
 		want_err = ENOMEM;		/* get_unmapped_area(): TASK_SIZE */
+	} else if ((fixed || noreplace) && (flags & MAP_SHARED) &&
+		   colour_misfit((unsigned long)A(page), pgoff)) {
+		want_err = EINVAL;		/* ... and the colour */
 	} else if (noreplace && !range_free(&M->par, page, page + pages)) {
 		want_err = EEXIST;
 	} else if (pgoff > (~0UL - alen) / psz) {
@@ -1335,9 +1366,8 @@ static void op_mmap(const struct op *op)
 		if (!want_err) {
 			if (fixed || noreplace)
 				err_place = (unsigned long)A(page);
-			else if (addr && page + pages <= ARENA &&
-				 range_free(&M->par, page, page + pages))
-				err_place = addr;	/* the hint is free */
+			else if (addr && hint_free(addr, pgoff, pages))
+				err_place = colour_align(addr, pgoff);
 			else
 				any_addr = true;
 		}
@@ -1761,6 +1791,9 @@ static void op_mremap(const struct op *op)
 			EXPECT_ERR(EFAULT);		/* VM_DONTEXPAND */
 		if (!(flags & MREMAP_FIXED))
 			mismatch("model: a move without MREMAP_FIXED");
+		/* get_unmapped_area(MAP_FIXED | MAP_SHARED): VM_MAYSHARE */
+		if (colour_misfit(new_addr, v->pgoff + (page - v->start)))
+			EXPECT_ERR(EINVAL);
 		EXPECT_OK(new_addr);
 		sh->ok[K_MREMAP]++;
 		move_range(page, aold, dst);
@@ -2547,6 +2580,76 @@ static void usage(const char *me)
 	exit(KSFT_FAIL);
 }
 
+/*
+ * One try of a uaccess that fails: a fresh mspec_cached page whose first
+ * allocation fails (injected, NOPFN_OOM): with two tries the copy gets
+ * the page at the second, with one it is EFAULT.
+ */
+static int probe_uaccess(bool to_user)
+{
+	int fd = open(dev_file[D_CACHED], O_RDWR), pfd[2];
+	uint64_t v = 1;
+	char *m;
+	long ret;
+
+	if (fd < 0 || pipe2(pfd, O_NONBLOCK))
+		ksft_exit_fail_msg("uaccess probe: %s\n", strerror(errno));
+	m = mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED || set_knob("fail_sigbus", 0) ||
+	    set_knob("fail_next_alloc", 1))
+		ksft_exit_fail_msg("uaccess probe: %s\n", strerror(errno));
+	if (to_user) {
+		if (write(pfd[1], &v, 8) != 8)
+			ksft_exit_fail_msg("uaccess probe: pipe\n");
+		ret = read(pfd[0], m, 8);
+	} else {
+		ret = write(pfd[1], m, 8);
+	}
+	if (ret != 8 && !(ret == -1 && errno == EFAULT))
+		ksft_exit_fail_msg("uaccess probe: %ld, %s\n", ret,
+				   strerror(errno));
+	set_knob("fail_next_alloc", 0);
+	munmap(m, psz);
+	close(fd);
+	close(pfd[0]);
+	close(pfd[1]);
+	return ret == 8 ? 2 : 1;
+}
+
+/*
+ * Where the data cache has aliases (MIPS with cpu_has_dc_aliases,
+ * PA-RISC, SPARC64, ...), a shared file mapping must start at the colour
+ * of its offset, (addr - pgoff * PAGE_SIZE) & mask == 0: MAP_FIXED (and
+ * mremap(MREMAP_FIXED)) elsewhere is EINVAL, and a hint is moved up to
+ * that colour (arch_get_unmapped_area() of those architectures). The
+ * mask, 0 where there is none: the smallest step from an address aligned
+ * to 16 MiB at which MAP_FIXED of nopfn_test's offset 0 is accepted.
+ */
+static unsigned long probe_colour(void)
+{
+	unsigned long span = 16UL << 20, step;
+	char *r, *base, *m;
+
+	r = mmap(NULL, 2 * span, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (r == MAP_FAILED)
+		ksft_exit_fail_msg("colour probe: %s\n", strerror(errno));
+	base = (char *)(((unsigned long)r + span - 1) & ~(span - 1));
+	for (step = psz; step < span; step *= 2) {
+		m = mmap(base + step, psz, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, probe_fd, 0);
+		if (m != MAP_FAILED)
+			break;
+		if (errno != EINVAL)
+			ksft_exit_fail_msg("colour probe: %s\n",
+					   strerror(errno));
+	}
+	munmap(r, 2 * span);
+	if (step >= span)
+		ksft_exit_fail_msg("colour probe: no colour below 16 MiB\n");
+	return step == (unsigned long)psz ? 0 : step - 1;
+}
+
 static void setup_env(void)
 {
 	struct utsname u;
@@ -2559,11 +2662,7 @@ static void setup_env(void)
 	char *r;
 	int i;
 
-	uaccess_tries = !uname(&u) && (!strcmp(u.machine, "riscv64") ||
-					!strncmp(u.machine, "armv", 4) ||
-					(u.machine[0] == 'i' &&
-					 !strcmp(u.machine + 2, "86"))) ? 1 : 2;
-	env.signed_off = !strcmp(u.machine, "riscv64");
+	env.signed_off = !uname(&u) && !strcmp(u.machine, "riscv64");
 	env.overcommit = 0;
 	f = fopen("/proc/sys/vm/overcommit_memory", "r");
 	if (f) {
@@ -2608,6 +2707,9 @@ static void setup_env(void)
 		env.carve_err = errno;
 	req.behaviour = NOPFN_TEST_RAM;
 	ioctl(probe_fd, NOPFN_TEST_IOC_SET_PAGES, &req);
+	uaccess_tries[0] = probe_uaccess(false);
+	uaccess_tries[1] = probe_uaccess(true);
+	env.colour = probe_colour();
 }
 
 /*
@@ -2773,6 +2875,8 @@ int main(int argc, char **argv)
 		       env.arena, ARENA, env.carve_pfn, env.carve_pages,
 		       env.carve_err ? " (not usable)" : "", env.fits[0],
 		       env.fits[1], env.fits[2]);
+	ksft_print_msg("a failing uaccess tries %d times from user space, %d to it; shared mappings' colour mask %#lx\n",
+		       uaccess_tries[0], uaccess_tries[1], env.colour);
 
 	t0 = now_ns();
 	deadline = t0 + opt_seconds * 1000000000ULL;

@@ -605,7 +605,8 @@ TEST_F(api, mremap_during_unlocked_wait)
 			       2000));
 	m = map_pages(self->fd, 1, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
 	ASSERT_NE(NULL, m);
-	to = mmap(NULL, psz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* Shared: at the colour of offset 0, as m (mspec_share.c says why). */
+	to = mmap(NULL, psz, PROT_NONE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, to);
 	ASSERT_EQ(0, prober_start(&t, m));
 	ASSERT_TRUE(wait_for_gate(20));
