@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+import re
 from typing import Any, Optional
 
 import yaml
@@ -86,6 +87,9 @@ class Arch:
     # it (documented there): the case still runs; a failure is reported
     # as XFAIL with the reason, a pass as a pass
     known_failures: tuple[tuple[str, str], ...] = ()
+    # kernel-log lines this machine prints at every boot, not a fault of the
+    # kernel under test (a regular expression, and why it is there)
+    boot_warnings: tuple[tuple[str, str], ...] = ()
     tier: str = "fast"        # "fast" or "full": see the module's doc
 
     @property
@@ -159,7 +163,7 @@ def parse(path: pathlib.Path) -> Arch:
     if name != path.stem:
         raise ArchError(f"{path}: name '{name}' must match the file name")
     known = {"name", "kernel", "userspace", "qemu", "module_params",
-             "variants", "known_failures", "tier"}
+             "variants", "known_failures", "boot_warnings", "tier"}
     unknown = set(raw) - known
     if unknown:
         raise ArchError(f"{path}: unknown keys {sorted(unknown)}; "
@@ -244,11 +248,24 @@ def parse(path: pathlib.Path) -> Arch:
             isinstance(r, str) and r.strip() for r in kf.values()):
         raise ArchError(f"{path}: known_failures must map 'program-case' "
                         "to the reason it fails here")
+    bw = raw.get("boot_warnings") or {}
+    if not isinstance(bw, dict) or not all(
+            isinstance(r, str) and r.strip() for r in bw.values()):
+        raise ArchError(f"{path}: boot_warnings must map a regular "
+                        "expression to the reason the machine prints it")
+    for pat in bw:
+        try:
+            re.compile(str(pat))
+        except re.error as exc:
+            raise ArchError(f"{path}: boot_warnings: '{pat}' is not a "
+                            f"regular expression: {exc}") from exc
     return Arch(name=name, path=path, kernel=kernel, user=user, qemu=qemu,
                 module_params={str(m): str(p) for m, p in params.items()},
                 base=name, variants=tuple(variants), tier=tier,
                 known_failures=tuple((str(c), r.strip())
-                                     for c, r in kf.items()))
+                                     for c, r in kf.items()),
+                boot_warnings=tuple((str(p), r.strip())
+                                    for p, r in bw.items()))
 
 
 def load_all(arch_dir: pathlib.Path = ARCH_DIR) -> dict[str, Arch]:

@@ -233,3 +233,32 @@ def test_select_default_takes_cached_full_tier(tmp_path):
     # "all" is still every file
     assert [a.name for a in archspec.select("all", tmp_path)] == \
         ["big", "huge", "toy"]
+
+
+def test_boot_warnings_allow_only_their_line(tmp_path):
+    """A machine's boot warning is allowed on that target and no other
+    report with it; a bad pattern or a missing reason is refused."""
+    from matrix import kernlog
+    import re
+    write(tmp_path, "toy", GOOD + 'boot_warnings:\n  "^WARNING: nvram x$": '
+          'the machine prints it\n')
+    toy = archspec.load_all(tmp_path)["toy"]
+    pats = [re.compile(p) for p, _ in toy.boot_warnings]
+    log = ["[    0.1] WARNING: nvram x", "[    2.0] Oops: bad area"]
+    bad = kernlog.unexpected(log, pats)
+    assert [r.text for r in bad] == ["Oops: bad area"]
+    write(tmp_path, "toy", GOOD + 'boot_warnings:\n  "(": why\n')
+    with pytest.raises(archspec.ArchError) as exc:
+        archspec.load_all(tmp_path)
+    assert "not a regular expression" in str(exc.value)
+    write(tmp_path, "toy", GOOD + 'boot_warnings:\n  "x": ""\n')
+    with pytest.raises(archspec.ArchError) as exc:
+        archspec.load_all(tmp_path)
+    assert "to the reason" in str(exc.value)
+
+
+def test_shipped_boot_warnings_are_pseries_nvram_only():
+    for a in archspec.load_all().values():
+        for pat, why in a.boot_warnings:
+            assert a.qemu and a.qemu.machine.startswith("pseries"), a.name
+            assert "nvram" in pat and why
