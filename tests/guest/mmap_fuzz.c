@@ -899,7 +899,7 @@ static int nopfn_call(struct mobj *o, struct mpage *mp, unsigned int b)
  * usercopy_32.c) and s390's mvcos loop for an access that does not cross
  * a page (arch/s390/lib/uaccess.c): one.
  */
-static int uaccess_tries[2];		/* [1]: copy to user space */
+static int uaccess_tries[NW][2];	/* per word; [1]: copy to user space */
 
 /*
  * Executable PTEs of PFNs without struct page: riscv64's __set_pte_at()
@@ -957,7 +957,7 @@ static struct tres model_access(struct mproc *p, unsigned long pg, int w,
 		b = obj_beh(o, idx);
 	mp = obj_page(o, idx, true);
 	if (!p->pte[pg]) {
-		tries = kernel ? uaccess_tries[write] : -1;
+		tries = kernel ? uaccess_tries[w][write] : -1;
 		do {
 			fr = nopfn_call(o, mp, b);
 		} while (fr != FR_OK && kernel && --tries > 0);
@@ -2583,9 +2583,11 @@ static void usage(const char *me)
 /*
  * One try of a uaccess that fails: a fresh mspec_cached page whose first
  * allocation fails (injected, NOPFN_OOM): with two tries the copy gets
- * the page at the second, with one it is EFAULT.
+ * the page at the second, with one it is EFAULT. Per offset in the page:
+ * how a copy routine retries can depend on the alignment (ppc64 copied
+ * the word at offset 0 at the second try and gave up at once on others).
  */
-static int probe_uaccess(bool to_user)
+static int probe_uaccess(bool to_user, unsigned long off)
 {
 	int fd = open(dev_file[D_CACHED], O_RDWR), pfd[2];
 	uint64_t v = 1;
@@ -2601,9 +2603,9 @@ static int probe_uaccess(bool to_user)
 	if (to_user) {
 		if (write(pfd[1], &v, 8) != 8)
 			ksft_exit_fail_msg("uaccess probe: pipe\n");
-		ret = read(pfd[0], m, 8);
+		ret = read(pfd[0], m + off, 8);
 	} else {
-		ret = write(pfd[1], m, 8);
+		ret = write(pfd[1], m + off, 8);
 	}
 	if (ret != 8 && !(ret == -1 && errno == EFAULT))
 		ksft_exit_fail_msg("uaccess probe: %ld, %s\n", ret,
@@ -2707,8 +2709,10 @@ static void setup_env(void)
 		env.carve_err = errno;
 	req.behaviour = NOPFN_TEST_RAM;
 	ioctl(probe_fd, NOPFN_TEST_IOC_SET_PAGES, &req);
-	uaccess_tries[0] = probe_uaccess(false);
-	uaccess_tries[1] = probe_uaccess(true);
+	for (i = 0; i < NW; i++) {
+		uaccess_tries[i][0] = probe_uaccess(false, env.word_off[i]);
+		uaccess_tries[i][1] = probe_uaccess(true, env.word_off[i]);
+	}
 	env.colour = probe_colour();
 }
 
@@ -2875,8 +2879,13 @@ int main(int argc, char **argv)
 		       env.arena, ARENA, env.carve_pfn, env.carve_pages,
 		       env.carve_err ? " (not usable)" : "", env.fits[0],
 		       env.fits[1], env.fits[2]);
-	ksft_print_msg("a failing uaccess tries %d times from user space, %d to it; shared mappings' colour mask %#lx\n",
-		       uaccess_tries[0], uaccess_tries[1], env.colour);
+	ksft_print_msg("a failing uaccess tries, at offsets %lu %lu %lu %lu of a page: from user space %d %d %d %d times, to it %d %d %d %d; shared mappings' colour mask %#lx\n",
+		       env.word_off[0], env.word_off[1], env.word_off[2],
+		       env.word_off[3], uaccess_tries[0][0],
+		       uaccess_tries[1][0], uaccess_tries[2][0],
+		       uaccess_tries[3][0], uaccess_tries[0][1],
+		       uaccess_tries[1][1], uaccess_tries[2][1],
+		       uaccess_tries[3][1], env.colour);
 
 	t0 = now_ns();
 	deadline = t0 + opt_seconds * 1000000000ULL;
