@@ -139,6 +139,7 @@ struct shared {
 	int kinject;			/* kernel fault injection is on */
 	int carve_ok;			/* NOPFN_TEST_CARVE can be used */
 	unsigned int carve_window;	/* carve-out pages per hammer thread */
+	unsigned long colour_span;	/* alignment of shared mappings */
 	unsigned long ops[NOPS];
 	unsigned long failures;
 	char first_failure[400];
@@ -1782,6 +1783,46 @@ static void *hammer_main(void *arg)
 /* How a worker ends: on its own, with exit_group() mid-fault, or killed. */
 enum { END_CLEAN, END_EXIT_GROUP, END_KILLED, END_OTHER, END_FORCED };
 
+/*
+ * Where the data cache has aliases (MIPS with cpu_has_dc_aliases,
+ * PA-RISC, SPARC64, ...), a shared mapping must start at the colour of
+ * its offset: MAP_FIXED elsewhere is EINVAL. The span of a colour (a
+ * page where there are none): the smallest step from an address aligned
+ * to 16 MiB at which MAP_FIXED of mspec_cached's offset 0 is accepted.
+ */
+static unsigned long probe_colour_span(void)
+{
+	unsigned long span = 16UL << 20, step;
+	int fd = open(dev_file[D_CACHED], O_RDWR | O_CLOEXEC);
+	char *r, *base, *m;
+
+	r = mmap(NULL, 2 * span, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (fd < 0 || r == MAP_FAILED)
+		ksft_exit_fail_msg("colour probe: %s\n", strerror(errno));
+	base = (char *)(((unsigned long)r + span - 1) & ~(span - 1));
+	for (step = psz; step < span; step *= 2) {
+		m = mmap(base + step, psz, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, fd, 0);
+		if (m != MAP_FAILED)
+			break;
+		if (errno != EINVAL)
+			ksft_exit_fail_msg("colour probe: %s\n",
+					   strerror(errno));
+	}
+	munmap(r, 2 * span);
+	close(fd);
+	if (step >= span)
+		ksft_exit_fail_msg("colour probe: no colour below 16 MiB\n");
+	return step;
+}
+
+/* @x rounded up to the colour span. */
+static unsigned long col_up(unsigned long x)
+{
+	return (x + sh->colour_span - 1) & ~(sh->colour_span - 1);
+}
+
 static void worker(unsigned int w, unsigned int gen, uint64_t seed,
 		   uint64_t deadline)
 {
@@ -1789,6 +1830,7 @@ static void worker(unsigned int w, unsigned int gen, uint64_t seed,
 	struct rng r;
 	unsigned int i, n = opt_threads;
 	uint64_t end;
+	unsigned long hstride, pstride;
 	char *pres;
 
 	w_index = w;
@@ -1815,20 +1857,27 @@ static void worker(unsigned int w, unsigned int gen, uint64_t seed,
 	 * Threads are created, and their stacks mapped, before any of them
 	 * runs (w_start).
 	 */
-	pres = mmap(NULL, (1 + n * ((NSLOTS + 1) * SLOT_PAGES + 1) +
-			   NPOOL * POOL_PAGES + 1) * psz, PROT_NONE,
+	/*
+	 * Where the data cache has aliases, each slot, spare and pool range
+	 * starts at colour 0 (sh->colour_span), as the mappings there, of
+	 * offset 0, must (MAP_FIXED elsewhere is EINVAL: mips64el's 8 KiB).
+	 */
+	hstride = col_up(((NSLOTS + 1) * SLOT_PAGES + 1) * psz);
+	pstride = col_up(POOL_PAGES * psz);
+	pres = mmap(NULL, 2 * psz + sh->colour_span + n * hstride +
+		    NPOOL * pstride, PROT_NONE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (pres == MAP_FAILED) {
 		fail("reserve: %s", strerror(errno));
 		_exit(1);
 	}
-	pres += psz;
+	pres = (char *)col_up((unsigned long)pres + psz);
 	for (i = 0; i < n; i++) {
 		hammers[i].res = pres;
-		pres += ((NSLOTS + 1) * SLOT_PAGES + 1) * psz;
+		pres += hstride;
 	}
 	for (i = 0; i < NPOOL; i++) {
-		pool[i].addr = pres + i * POOL_PAGES * psz;
+		pool[i].addr = pres + i * pstride;
 		pool[i].dev = -1;
 		if (pool_map(&r, &pool[i]))
 			fail("pool mmap: %s", strerror(errno));
@@ -2159,6 +2208,10 @@ int main(int argc, char **argv)
 	if (sh == MAP_FAILED)
 		ksft_exit_fail_msg("shared memory: %s\n", strerror(errno));
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	sh->colour_span = probe_colour_span();
+	if (sh->colour_span > (unsigned long)psz)
+		ksft_print_msg("shared mappings start at a multiple of %#lx (data cache aliases)\n",
+			       sh->colour_span);
 
 	nfd = open(dev_file[D_NOPFN], O_RDWR | O_CLOEXEC);
 	if (nfd < 0 || ioctl(nfd, NOPFN_TEST_IOC_GET_STATS, &st))
