@@ -55,6 +55,7 @@ SERIES_C_FILES = {
     "arch/riscv/mm/cacheflush.c": "CONFIG_RISCV",
     "arch/riscv/mm/fault.c": "CONFIG_RISCV",
     "arch/mips/mm/fault.c": "CONFIG_MIPS",
+    "arch/mips/mm/cache.c": "CONFIG_MIPS",
     "drivers/char/mspec.c": "CONFIG_MSPEC",     # ia64's in-tree user
 }
 
