@@ -2226,6 +2226,8 @@ int main(int argc, char **argv)
 		sh->carve_ok = 1;
 		set_pages(nfd, 0, 1, NOPFN_TEST_RAM, 0);
 	}
+	/* Each window starts at a colour's first page (mips64el: 2 pages). */
+	sh->carve_window -= sh->carve_window % (sh->colour_span / psz);
 	if (sh->carve_window < SLOT_PAGES)
 		ksft_exit_fail_msg("%u x %u threads: fewer than %u nopfn_test pages each\n",
 				   opt_procs, opt_threads, SLOT_PAGES);
