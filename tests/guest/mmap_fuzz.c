@@ -268,7 +268,7 @@ static struct {
 	unsigned long carve_pfn, carve_pages;
 	int carve_err;			/* SET_PAGES CARVE: 0 or an errno */
 	unsigned long ram_pages;	/* totalram_pages() (MemTotal) */
-	bool signed_off;		/* riscv64: sys_mmap's off_t is signed */
+	bool signed_off;		/* sys_mmap's off_t is signed */
 	unsigned long colour;		/* shared mappings' colour mask, or 0 */
 	int overcommit;			/* vm.overcommit_memory */
 	unsigned long word_off[NW];
@@ -2664,7 +2664,14 @@ static void setup_env(void)
 	char *r;
 	int i;
 
-	env.signed_off = !uname(&u) && !strcmp(u.machine, "riscv64");
+	/*
+	 * riscv64's sys_mmap and 64-bit mips's mips_mmap take a signed off_t
+	 * and shift it arithmetically (arch/riscv/kernel/sys_riscv.c,
+	 * arch/mips/kernel/syscall.c): an offset with the top bit set is a
+	 * negative pgoff there (EOVERFLOW), a large one elsewhere.
+	 */
+	env.signed_off = !uname(&u) && (!strcmp(u.machine, "riscv64") ||
+					!strcmp(u.machine, "mips64"));
 	env.overcommit = 0;
 	f = fopen("/proc/sys/vm/overcommit_memory", "r");
 	if (f) {
