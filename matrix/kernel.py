@@ -130,6 +130,22 @@ class Tree:
             out += patched_files(patch, strip)
         return sorted(set(out))
 
+    def changed_lines(self, rel: str) -> set[int]:
+        """The lines (1-based) of @rel in the patched tree that the series
+        wrote or changed, against the pristine tree."""
+        import difflib
+        old = (self._pristine() / rel)
+        new = self.ensure() / rel
+        a = old.read_text(errors="replace").splitlines() if old.exists() \
+            else []
+        b = new.read_text(errors="replace").splitlines()
+        out: set[int] = set()
+        sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
+        for tag, _i1, _i2, j1, j2 in sm.get_opcodes():
+            if tag in ("replace", "insert"):
+                out.update(range(j1 + 1, j2 + 1))
+        return out
+
     def touched_c_files(self) -> list[str]:
         out = []
         for patch, strip in parse_series(self.series_dir):

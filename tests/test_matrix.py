@@ -32,18 +32,31 @@ def test_kernel_build(matrix, arch):
 
 @phase(1)
 def test_series_w1_clean(matrix, arch):
-    """W=1 adds no warning in the files the series touches.
+    """W=1 adds no warning in the lines the series writes.
 
     The W=1 pass also reruns arch prepare steps whose own warnings (ia64's
-    asm-offsets and clone3 #warning) predate the series: only warnings
-    located in a file the series touches count.
+    asm-offsets and clone3 #warning) predate the series, and a file the
+    series touches may have W=1 warnings of its own (mips's fault.c:
+    do_page_fault() has no prototype in 6.1): only warnings located at a
+    line that the series wrote or changed count.
     """
     art = matrix.artifacts(arch)
     _fail_build(art, "kernel")
     assert art.kernel_meta["w1_files"], "no file of the series compiled"
-    mine = matrix.builder.tree.touched_files()
-    w = [x for x in art.kernel_meta["w1_warnings"]
-         if any(f + ":" in x for f in mine)]
+    tree = matrix.builder.tree
+    mine = tree.touched_files()
+    changed = {}
+    w = []
+    for x in art.kernel_meta["w1_warnings"]:
+        m = re.search(r"(?:^|src/)(" + "|".join(re.escape(f) for f in mine) +
+                      r"):(\d+):", x)
+        if not m:
+            continue
+        f = m.group(1)
+        if f not in changed:
+            changed[f] = tree.changed_lines(f)
+        if int(m.group(2)) in changed[f]:
+            w.append(x)
     assert not w, "W=1 warnings:\n" + "\n".join(w)
 
 

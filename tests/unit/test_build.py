@@ -28,3 +28,21 @@ def test_kernel_cached_counts_a_compiler_the_matrix_built(tmp_path):
     assert b.kernel_cached(ia64)
     # nothing was built to find out
     assert not (tmp_path / "cache" / "trees").exists()
+
+
+def test_changed_lines_are_the_lines_the_series_wrote(tmp_path, monkeypatch):
+    """W=1 warnings count only at lines the series wrote: a warning the
+    pristine file already had (mips's do_page_fault() prototype) moves
+    with the lines inserted above it and is not one of them."""
+    from matrix import kernel
+    old, new = tmp_path / "old", tmp_path / "new"
+    (old / "a").mkdir(parents=True)
+    (new / "a").mkdir(parents=True)
+    (old / "a" / "f.c").write_text("one\ntwo\nthree\nfour\n")
+    (new / "a" / "f.c").write_text("one\nTWO\nadded\nthree\nfour\nnew\n")
+    tree = kernel.Tree.__new__(kernel.Tree)
+    monkeypatch.setattr(tree, "_pristine", lambda: old, raising=False)
+    monkeypatch.setattr(tree, "ensure", lambda: new, raising=False)
+    assert tree.changed_lines("a/f.c") == {2, 3, 6}
+    (new / "a" / "g.c").write_text("x\ny\n")       # a new file: every line
+    assert tree.changed_lines("a/g.c") == {1, 2}
