@@ -144,13 +144,21 @@ def test_the_list():
             "mlock2-tests", "map_populate"}
     # mremap_test is a 64-bit test (2 GiB regions): on the 32-bit targets
     # it is listed as cannot_run, saying so
-    bits32 = {"armhf", "armel", "i386", "mipsel", "m68k", "powerpc"}
+    bits32 = {"armhf", "armel", "i386", "mipsel", "m68k"}
+    # and where the data cache has aliases, its MAP_SHARED sources at
+    # 4 KiB offsets are refused (EINVAL), saying so
+    colour = {"mips64el"}
     for a in arches.values():
         if a.bootable:
             base = a.base or a.name
             runs = {t.name for t in tests if t.skip_reason(base) is None}
-            want = must - {"mremap_test"} if base in bits32 else must
+            want = must - {"mremap_test"} if base in bits32 | colour \
+                else must
             assert want <= runs, (a.name, want - runs)
+            if base in colour:
+                why = next(t for t in tests if t.name == "mremap_test"
+                           ).skip_reason(base)
+                assert why and "colour" in why, base
             if base in bits32:
                 why = next(t for t in tests if t.name == "mremap_test"
                            ).skip_reason(base)
