@@ -2581,13 +2581,17 @@ static void usage(const char *me)
 }
 
 /*
- * One try of a uaccess that fails: a fresh mspec_cached page whose first
- * allocation fails (injected, NOPFN_OOM): with two tries the copy gets
- * the page at the second, with one it is EFAULT. Per offset in the page:
- * how a copy routine retries can depend on the alignment (ppc64 copied
- * the word at offset 0 at the second try and gave up at once on others).
+ * How many times a uaccess that faults tries before it gives up with
+ * EFAULT, at offset @off of a fresh mspec_cached page: each try is a
+ * ->nopfn() call, and k injected allocation failures (NOPFN_OOM) make the
+ * first k fail. The copy gives up after T failed tries: with k < T
+ * injected it gets the page, with k >= T it is EFAULT; T is the smallest
+ * k that fails it (x86-64 and arm64: 2; riscv64, arm, i386, s390x, mips:
+ * 1; ppc64 at offset 4088: 3, where a copy with two injected failures got
+ * its page and one with three was EFAULT after three ->nopfn() calls,
+ * which a probe with one failure, telling 1 from more, modelled as 2).
  */
-static int probe_uaccess(bool to_user, unsigned long off)
+static int probe_uaccess_k(bool to_user, unsigned long off, int k)
 {
 	int fd = open(dev_file[D_CACHED], O_RDWR), pfd[2];
 	uint64_t v = 1;
@@ -2598,7 +2602,7 @@ static int probe_uaccess(bool to_user, unsigned long off)
 		ksft_exit_fail_msg("uaccess probe: %s\n", strerror(errno));
 	m = mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED || set_knob("fail_sigbus", 0) ||
-	    set_knob("fail_next_alloc", 1))
+	    set_knob("fail_next_alloc", k))
 		ksft_exit_fail_msg("uaccess probe: %s\n", strerror(errno));
 	if (to_user) {
 		if (write(pfd[1], &v, 8) != 8)
@@ -2615,7 +2619,21 @@ static int probe_uaccess(bool to_user, unsigned long off)
 	close(fd);
 	close(pfd[0]);
 	close(pfd[1]);
-	return ret == 8 ? 2 : 1;
+	return ret == 8;
+}
+
+#define UACCESS_TRIES_MAX	8
+
+static int probe_uaccess(bool to_user, unsigned long off)
+{
+	int k;
+
+	for (k = 1; k <= UACCESS_TRIES_MAX; k++)
+		if (!probe_uaccess_k(to_user, off, k))
+			return k;
+	ksft_exit_fail_msg("uaccess probe: a copy at offset %lu got its page after %d failed tries\n",
+			   off, UACCESS_TRIES_MAX);
+	return 0;
 }
 
 /*
