@@ -2636,49 +2636,15 @@ static int probe_uaccess(bool to_user, unsigned long off)
 	return 0;
 }
 
-/*
- * Where the data cache has aliases (MIPS with cpu_has_dc_aliases,
- * PA-RISC, SPARC64, ...), a shared file mapping must start at the colour
- * of its offset, (addr - pgoff * PAGE_SIZE) & mask == 0: MAP_FIXED (and
- * mremap(MREMAP_FIXED)) elsewhere is EINVAL, and a hint is moved up to
- * that colour (arch_get_unmapped_area() of those architectures). The
- * mask, 0 where there is none: the smallest step from an address aligned
- * to 16 MiB at which MAP_FIXED of nopfn_test's offset 0 is accepted.
- */
-static unsigned long probe_colour(void)
-{
-	unsigned long span = 16UL << 20, step;
-	char *r, *base, *m;
-
-	r = mmap(NULL, 2 * span, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (r == MAP_FAILED)
-		ksft_exit_fail_msg("colour probe: %s\n", strerror(errno));
-	base = (char *)(((unsigned long)r + span - 1) & ~(span - 1));
-	for (step = psz; step < span; step *= 2) {
-		m = mmap(base + step, psz, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_FIXED, probe_fd, 0);
-		if (m != MAP_FAILED)
-			break;
-		if (errno != EINVAL)
-			ksft_exit_fail_msg("colour probe: %s\n",
-					   strerror(errno));
-	}
-	munmap(r, 2 * span);
-	if (step >= span)
-		ksft_exit_fail_msg("colour probe: no colour below 16 MiB\n");
-	return step == (unsigned long)psz ? 0 : step - 1;
-}
-
 static void setup_env(void)
 {
 	struct utsname u;
 	FILE *f;
-
 	struct nopfn_test_stats s;
 	struct nopfn_test_pages req = {
 		.first = 0, .count = 1, .behaviour = NOPFN_TEST_CARVE,
 	};
+	unsigned long span;
 	char *r;
 	int i;
 
@@ -2738,7 +2704,10 @@ static void setup_env(void)
 		uaccess_tries[i][0] = probe_uaccess(false, env.word_off[i]);
 		uaccess_tries[i][1] = probe_uaccess(true, env.word_off[i]);
 	}
-	env.colour = probe_colour();
+	span = colour_span(probe_fd);
+	if (!span)
+		ksft_exit_fail_msg("colour probe: %s\n", strerror(errno));
+	env.colour = span == (unsigned long)psz ? 0 : span - 1;
 }
 
 /*

@@ -1783,40 +1783,6 @@ static void *hammer_main(void *arg)
 /* How a worker ends: on its own, with exit_group() mid-fault, or killed. */
 enum { END_CLEAN, END_EXIT_GROUP, END_KILLED, END_OTHER, END_FORCED };
 
-/*
- * Where the data cache has aliases (MIPS with cpu_has_dc_aliases,
- * PA-RISC, SPARC64, ...), a shared mapping must start at the colour of
- * its offset: MAP_FIXED elsewhere is EINVAL. The span of a colour (a
- * page where there are none): the smallest step from an address aligned
- * to 16 MiB at which MAP_FIXED of mspec_cached's offset 0 is accepted.
- */
-static unsigned long probe_colour_span(void)
-{
-	unsigned long span = 16UL << 20, step;
-	int fd = open(dev_file[D_CACHED], O_RDWR | O_CLOEXEC);
-	char *r, *base, *m;
-
-	r = mmap(NULL, 2 * span, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (fd < 0 || r == MAP_FAILED)
-		ksft_exit_fail_msg("colour probe: %s\n", strerror(errno));
-	base = (char *)(((unsigned long)r + span - 1) & ~(span - 1));
-	for (step = psz; step < span; step *= 2) {
-		m = mmap(base + step, psz, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_FIXED, fd, 0);
-		if (m != MAP_FAILED)
-			break;
-		if (errno != EINVAL)
-			ksft_exit_fail_msg("colour probe: %s\n",
-					   strerror(errno));
-	}
-	munmap(r, 2 * span);
-	close(fd);
-	if (step >= span)
-		ksft_exit_fail_msg("colour probe: no colour below 16 MiB\n");
-	return step;
-}
-
 /* @x rounded up to the colour span. */
 static unsigned long col_up(unsigned long x)
 {
@@ -2191,7 +2157,7 @@ int main(int argc, char **argv)
 	unsigned int i, t, alive;
 	char msg[256];
 	bool ok, orphans_gone;
-	int nfd;
+	int nfd, fd;
 
 	parse_args(argc, argv);
 	ksft_print_header();
@@ -2208,7 +2174,12 @@ int main(int argc, char **argv)
 	if (sh == MAP_FAILED)
 		ksft_exit_fail_msg("shared memory: %s\n", strerror(errno));
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	sh->colour_span = probe_colour_span();
+	fd = open(dev_file[D_CACHED], O_RDWR | O_CLOEXEC);
+	sh->colour_span = fd < 0 ? 0 : colour_span(fd);
+	if (!sh->colour_span)
+		ksft_exit_fail_msg("colour probe of %s: %s\n",
+				   dev_file[D_CACHED], strerror(errno));
+	close(fd);
 	if (sh->colour_span > (unsigned long)psz)
 		ksft_print_msg("shared mappings start at a multiple of %#lx (data cache aliases)\n",
 			       sh->colour_span);

@@ -206,6 +206,45 @@ static void __attribute__((constructor)) init_psz(void)
 	psz = sysconf(_SC_PAGESIZE);
 }
 
+/*
+ * Where the data cache has aliases (MIPS with cpu_has_dc_aliases,
+ * PA-RISC, SPARC64, ...), a shared file mapping must start at the colour
+ * of its offset, (addr - pgoff * PAGE_SIZE) % span == 0: MAP_FIXED (and
+ * mremap(MREMAP_FIXED)) elsewhere is EINVAL, and a hint is moved up to
+ * that colour (arch_get_unmapped_area() of those architectures). The
+ * span of a colour of @fd's shared mappings (a page where there are no
+ * colours): the smallest step from an address aligned to 16 MiB at which
+ * MAP_FIXED of offset 0 is accepted. 0 with errno set on failure
+ * (ENOSPC: no colour below 16 MiB).
+ */
+static inline unsigned long colour_span(int fd)
+{
+	unsigned long span = 16UL << 20, step;
+	char *r, *base, *m;
+	int err = 0;
+
+	r = mmap(NULL, 2 * span, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (r == MAP_FAILED)
+		return 0;
+	base = (char *)(((unsigned long)r + span - 1) & ~(span - 1));
+	for (step = psz; step < span; step *= 2) {
+		m = mmap(base + step, psz, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, fd, 0);
+		if (m != MAP_FAILED)
+			break;
+		if (errno != EINVAL) {
+			err = errno;
+			break;
+		}
+	}
+	munmap(r, 2 * span);
+	if (!err && step >= span)
+		err = ENOSPC;
+	errno = err;
+	return err ? 0 : step;
+}
+
 /* Wait for @pid: its exit code, 128 + signal if killed, -1 on error. */
 static inline int wait_for(pid_t pid)
 {
