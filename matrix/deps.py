@@ -75,6 +75,7 @@ CROSS = {
     "powerpc64-linux-gnu-": ("gcc-powerpc64-linux-gnu",
                              "libc6-dev-ppc64-cross"),
     "m68k-linux-gnu-": ("gcc-m68k-linux-gnu", "libc6-dev-m68k-cross"),
+    "hppa-linux-gnu-": ("gcc-hppa-linux-gnu", "libc6-dev-hppa-cross"),
     "powerpc-linux-gnu-": ("gcc-powerpc-linux-gnu",
                            "libc6-dev-powerpc-cross"),
 }
@@ -90,6 +91,7 @@ QEMU = {
     "qemu-system-mips64el": "qemu-system-mips",
     "qemu-system-mipsel": "qemu-system-mips",
     "qemu-system-m68k": "qemu-system-misc",
+    "qemu-system-hppa": "qemu-system-misc",
     "qemu-system-ppc": "qemu-system-ppc",
 }
 
