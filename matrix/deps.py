@@ -76,6 +76,8 @@ CROSS = {
                              "libc6-dev-ppc64-cross"),
     "m68k-linux-gnu-": ("gcc-m68k-linux-gnu", "libc6-dev-m68k-cross"),
     "hppa-linux-gnu-": ("gcc-hppa-linux-gnu", "libc6-dev-hppa-cross"),
+    "sparc64-linux-gnu-": ("gcc-sparc64-linux-gnu",
+                           "libc6-dev-sparc64-cross"),
     "powerpc-linux-gnu-": ("gcc-powerpc-linux-gnu",
                            "libc6-dev-powerpc-cross"),
 }
@@ -92,6 +94,7 @@ QEMU = {
     "qemu-system-mipsel": "qemu-system-mips",
     "qemu-system-m68k": "qemu-system-misc",
     "qemu-system-hppa": "qemu-system-misc",
+    "qemu-system-sparc64": "qemu-system-sparc",
     "qemu-system-ppc": "qemu-system-ppc",
 }
 
