@@ -350,7 +350,9 @@ static void controller_crash(int sig, siginfo_t *si, void *uc)
 
 static void fault_handler(int sig, siginfo_t *si, void *uc)
 {
-	if (sig == SIGSEGV && si->si_code == SI_KERNEL && sh->kinject) {
+	/* Forced, or forced with its siginfo lost in a guarded access. */
+	if (sig == SIGSEGV && sh->kinject && (si->si_code == SI_KERNEL ||
+	    (guard_jb && si->si_code == SI_USER && !si->si_pid))) {
 		atomic_add_ul(&sh->forced_segv, 1);
 		if (!guard_jb)
 			sh->worker_forced[w_index] = 1;
@@ -728,12 +730,12 @@ static bool info_lost(void)
  * (info_lost(): SI_USER with no address): a forced one whose sigqueue
  * entry failed to allocate too ("/dev/nopfn_test page 1: signal 11 code
  * 0 at (nil)", x86_64-debug, warm .ci/run of 2026-12-06). Nothing else
- * sends a worker SIGSEGV.
+ * sends a worker SIGSEGV. Both are counted in forced_segv and reported.
  */
 static bool forced(int sig)
 {
-	return sh->kinject && sig == SIGSEGV &&
-	       (guard_code == SI_KERNEL || guard_code == SI_USER);
+	return sig == SIGSEGV &&
+	       ((sh->kinject && guard_code == SI_KERNEL) || info_lost());
 }
 
 /* Pages [0, n) of @s stay, the rest of its VMA boundaries go. */
