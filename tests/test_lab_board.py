@@ -26,6 +26,30 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 FAKEBOARD = REPO / "matrix" / "fakeboard.py"
 SEED = 4242
 
+# The guest cases that compare a time measured in the guest with a bar.
+# Under TCG the figure moves with the host's load, and where it sits on
+# its bar one run passes and the next records the target's known failure
+# (x86_64's eager/nopfn sparse ratio: 31.0 to 37.7 against 32 in
+# docs/benchmarks.md; the CI run of 2bf8f22 read xfailed locally and
+# passed on the board). Both paths must measure them; on which side of
+# the bar each lands says nothing about the console path, so a pass and
+# a known failure count as the same outcome. A plain failure does not.
+MEASURED = ("fault_bench.nopfn_vs_vmf_dense",
+            "fault_bench.nopfn_vs_vmf_dense_read",
+            "fault_bench.sparse_lazy_beats_eager")
+
+
+def measured(case: str) -> bool:
+    """case: a pytest item name or a KTAP result name."""
+    return any(case == m or case.endswith(f"-{m}]") for m in MEASURED)
+
+
+def outcome(case: str, status: str) -> str:
+    if measured(case) and status in ("passed", "xfailed",
+                                     ktap.PASS, ktap.FAIL):
+        return "measured"
+    return status
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -123,14 +147,19 @@ def statuses(results: pathlib.Path, arch: str) -> dict[str, str]:
     return {k: v["status"] for k, v in rec["tests"].items()}
 
 
+def outcomes(results: pathlib.Path, arch: str) -> dict[str, str]:
+    """statuses(), with a measured case's pass or known failure as one."""
+    return {k: outcome(k, v) for k, v in statuses(results, arch).items()}
+
+
 def ktap_results(results: pathlib.Path, arch: str) -> dict[str, list]:
-    """Per program: its KTAP results as (name, status), every boot."""
+    """Per program: its KTAP results as (name, outcome), every boot."""
     out: dict[str, list] = {}
     for f in sorted((results / arch).glob("boot*/*.ktap")):
         rep = ktap.parse([(0.0, ln) for ln in
                           f.read_text(errors="replace").splitlines()])
         out.setdefault(f.name, []).append(
-            [(r.name, r.status) for r in rep.results])
+            [(r.name, outcome(r.name, r.status)) for r in rep.results])
     return out
 
 
@@ -178,8 +207,8 @@ def test_board_behind_ser2net_gives_the_local_results(lab, request):
     assert "nopfn-guest: init done" in console, console[-2000:]
     assert not (lab / "board-state" / "qemu.pid").exists()    # powered off
 
-    s_local, s_board = statuses(lab / "local", arch), \
-        statuses(lab / "board", arch)
+    s_local, s_board = outcomes(lab / "local", arch), \
+        outcomes(lab / "board", arch)
     guest_items = [k for k in s_local if k.startswith("test_case[")]
     assert len(guest_items) > 20, tail
     diff = {k: (s_local.get(k), s_board.get(k))
