@@ -183,9 +183,51 @@ def busybox(arch: Arch, cache: cachemod.Cache) -> pathlib.Path:
 class Modules:
     path: pathlib.Path
     names: list[str]            # module names, in load order
-    warnings: list[str]
+    warnings: list[str]         # the driver's: none is allowed
     log: pathlib.Path
     cached: bool
+    tree_warnings: list[str] = dataclasses.field(default_factory=list)
+
+
+_MISSING_DIR = re.compile(r"^cc1: warning: (\S+): No such file or directory "
+                          r"\[-Wmissing-include-dirs\]$")
+_INCLUDED = re.compile(r"^(?:In file included from| +from) (\S+?):\d+[,:]$")
+
+
+def split_module_warnings(log_text: str, src: pathlib.Path,
+                          cwd: pathlib.Path) -> tuple[list[str], list[str]]:
+    """The W=1 warnings of a module build in @src, run in @cwd (the
+    kernel's build folder): (the driver's, the tree's).
+
+    The tree's are those the driver's code has no part in: W=1's
+    -Wmissing-include-dirs for a directory the architecture's Makefile
+    adds and its tree lacks (sh's arch/sh/include/mach-r2d), and a
+    warning in a header that a generated NAME.mod.c (modpost's, which
+    includes only linux/module.h and friends) pulls in (sh's
+    ARCH_DMA_MINALIGN, defined by linux/cache.h and again by asm/page.h
+    in 6.1). Every other warning is the driver's, wherever it points.
+    """
+    mine: list[str] = []
+    tree: list[str] = []
+    chain: list[str] = []
+    for line in log_text.splitlines():
+        m = _INCLUDED.match(line)
+        if m:
+            chain = [] if line.startswith("In file") else chain
+            chain.append(m.group(1))
+            continue
+        if re.search(r"\bwarning:", line):
+            d = _MISSING_DIR.match(line)
+            if d and src.resolve() not in \
+                    (cwd / d.group(1)).resolve().parents:
+                tree.append(line)
+            elif chain and chain[-1].endswith(".mod.c"):
+                tree.append(line)
+            else:
+                mine.append(line)
+        if not line.startswith(" "):
+            chain = []
+    return mine, tree
 
 
 def build_modules(kb: KernelBuild, cache: cachemod.Cache,
@@ -226,9 +268,12 @@ def build_modules(kb: KernelBuild, cache: cachemod.Cache,
                     raise BuildError(f"module {n}.ko not found", log)
                 shutil.copy2(found[0], entry.path / f"{n}.ko")
                 kos.append(f"{n}.ko")
-            meta = entry.complete(kos, names=names,
-                                  warnings=warnings_in(log.read_text()))
-    return Modules(entry.path, meta["names"], meta["warnings"], log, cached)
+            mine, tree = split_module_warnings(log.read_text(),
+                                               entry.path / "src", kb.out)
+            meta = entry.complete(kos, names=names, warnings=mine,
+                                  tree_warnings=tree)
+    return Modules(entry.path, meta["names"], meta["warnings"], log, cached,
+                   meta.get("tree_warnings", []))
 
 
 # ------------------------------------------------------------------- tests

@@ -1,6 +1,9 @@
-"""The private apt state for foreign architectures' busybox."""
+"""The private apt state for foreign architectures' busybox; whose
+a module build's W=1 warnings are."""
+import pathlib
+
 from matrix import cache as cachemod
-from matrix.userspace import PrivateApt
+from matrix.userspace import PrivateApt, split_module_warnings
 
 
 def test_main_index_is_the_release_suites(tmp_path):
@@ -24,3 +27,51 @@ def test_main_index_is_the_release_suites(tmp_path):
     (src.root / "lists" / "deb.debian.org_debian_dists_bookworm_main_"
      "source_Sources.lz4").touch()
     assert src.have_main_index()
+
+
+BUILD = pathlib.Path("/c/kernels/sh4-1/build")
+SRC = pathlib.Path("/c/modules/sh4-2/src")
+TREE = "../../../trees/linux-3/src"
+
+# what sh4's module build printed (6.1, r2d), shortened
+SH4_LOG = f"""\
+  CC [M]  /c/modules/sh4-2/src/mspec_core.o
+cc1: warning: {TREE}/arch/sh/include/mach-r2d: No such file or directory \
+[-Wmissing-include-dirs]
+  MODPOST /c/modules/sh4-2/src/Module.symvers
+In file included from {TREE}/include/linux/mm_types_task.h:16,
+                 from {TREE}/include/linux/module.h:14,
+                 from ../../../modules/sh4-2/src/mspec.mod.c:1:
+{TREE}/arch/sh/include/asm/page.h:184: warning: "ARCH_DMA_MINALIGN" \
+redefined
+  184 | #define ARCH_DMA_MINALIGN       L1_CACHE_BYTES
+      |
+In file included from {TREE}/include/linux/time.h:5,
+                 from {TREE}/include/linux/module.h:13:
+{TREE}/include/linux/cache.h:104: note: this is the location of the \
+previous definition
+"""
+
+
+def test_the_trees_own_module_warnings_are_set_apart():
+    mine, tree = split_module_warnings(SH4_LOG, SRC, BUILD)
+    assert mine == []
+    assert len(tree) == 2
+    assert "mach-r2d" in tree[0] and "ARCH_DMA_MINALIGN" in tree[1]
+
+
+def test_the_drivers_warnings_count_wherever_they_point():
+    log = f"""\
+/c/modules/sh4-2/src/mspec_core.c:10:5: warning: no previous prototype \
+for 'f' [-Wmissing-prototypes]
+In file included from {TREE}/include/linux/mm.h:5,
+                 from /c/modules/sh4-2/src/mspec_core.c:3:
+{TREE}/include/linux/minmax.h:20:28: warning: comparison of distinct \
+pointer types lacks a cast
+cc1: warning: /c/modules/sh4-2/src/include/gone: No such file or \
+directory [-Wmissing-include-dirs]
+{TREE}/include/linux/x.h:1: warning: after a chain that ended
+"""
+    mine, tree = split_module_warnings(log, SRC, BUILD)
+    assert tree == []
+    assert len(mine) == 4
