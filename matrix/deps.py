@@ -80,6 +80,7 @@ CROSS = {
                            "libc6-dev-sparc64-cross"),
     "powerpc-linux-gnu-": ("gcc-powerpc-linux-gnu",
                            "libc6-dev-powerpc-cross"),
+    "sh4-linux-gnu-": ("gcc-sh4-linux-gnu", "libc6-dev-sh4-cross"),
 }
 
 QEMU = {
@@ -96,6 +97,7 @@ QEMU = {
     "qemu-system-hppa": "qemu-system-misc",
     "qemu-system-sparc64": "qemu-system-sparc",
     "qemu-system-ppc": "qemu-system-ppc",
+    "qemu-system-sh4": "qemu-system-misc",
 }
 
 IA64_GCC = [
