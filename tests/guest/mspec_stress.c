@@ -350,15 +350,21 @@ static void controller_crash(int sig, siginfo_t *si, void *uc)
 
 static void fault_handler(int sig, siginfo_t *si, void *uc)
 {
+	/*
+	 * Under the kernel's fault injection, a SIGSEGV with its siginfo
+	 * lost: SI_USER, from no process (see info_lost()).
+	 */
+	bool lost = sig == SIGSEGV && sh->kinject && si->si_code == SI_USER &&
+		    !si->si_pid;
+
 	/* Forced, or forced with its siginfo lost in a guarded access. */
-	if (sig == SIGSEGV && sh->kinject && (si->si_code == SI_KERNEL ||
-	    (guard_jb && si->si_code == SI_USER && !si->si_pid))) {
+	if ((sig == SIGSEGV && sh->kinject && si->si_code == SI_KERNEL) ||
+	    (guard_jb && lost)) {
 		atomic_add_ul(&sh->forced_segv, 1);
 		if (!guard_jb)
 			sh->worker_forced[w_index] = 1;
 	}
-	if (!guard_jb && sig == SIGSEGV && si->si_code == SI_USER &&
-	    !si->si_pid && sh->kinject && lost_resumes < LOST_RESUME_MAX) {
+	if (!guard_jb && lost && lost_resumes < LOST_RESUME_MAX) {
 		lost_resumes++;
 		atomic_add_ul(&sh->lost_info_segv, 1);
 		return;
