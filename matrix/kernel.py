@@ -215,9 +215,12 @@ _BIND = ('mount --bind "$1" "$3" && mount --bind "$2" "$4" && shift 4 && '
          'exec "$@"')
 
 
+def is_warning(line: str) -> bool:
+    return re.search(r"\bwarning:", line) is not None
+
+
 def warnings_in(log_text: str) -> list[str]:
-    return [line for line in log_text.splitlines()
-            if re.search(r"\bwarning:", line)]
+    return [line for line in log_text.splitlines() if is_warning(line)]
 
 
 class KernelBuild:

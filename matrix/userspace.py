@@ -14,7 +14,7 @@ from . import cache as cachemod
 from . import cpio
 from . import progress
 from .archspec import Arch
-from .kernel import KernelBuild, Tree, compiler_id, warnings_in
+from .kernel import KernelBuild, Tree, compiler_id, is_warning, warnings_in
 from .log import BuildError, run_logged
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -186,7 +186,6 @@ class Modules:
     warnings: list[str]         # the driver's: none is allowed
     log: pathlib.Path
     cached: bool
-    tree_warnings: list[str] = dataclasses.field(default_factory=list)
 
 
 _MISSING_DIR = re.compile(r"^cc1: warning: (\S+): No such file or directory "
@@ -216,7 +215,7 @@ def split_module_warnings(log_text: str, src: pathlib.Path,
             chain = [] if line.startswith("In file") else chain
             chain.append(m.group(1))
             continue
-        if re.search(r"\bwarning:", line):
+        if is_warning(line):
             d = _MISSING_DIR.match(line)
             if d and src.resolve() not in \
                     (cwd / d.group(1)).resolve().parents:
@@ -272,8 +271,7 @@ def build_modules(kb: KernelBuild, cache: cachemod.Cache,
                                                entry.path / "src", kb.out)
             meta = entry.complete(kos, names=names, warnings=mine,
                                   tree_warnings=tree)
-    return Modules(entry.path, meta["names"], meta["warnings"], log, cached,
-                   meta.get("tree_warnings", []))
+    return Modules(entry.path, meta["names"], meta["warnings"], log, cached)
 
 
 # ------------------------------------------------------------------- tests
