@@ -3,14 +3,22 @@
  * Kernel log reports seen from inside a guest test: read /dev/kmsg from the
  * point where the test opened it, and find WARN/BUG splats and one-line
  * reports (BUG, oops, KASAN, KFENCE, kmemleak, lockdep, hung task, RCU
- * stall, UBSAN, list corruption, bad page, refcount_t), the same kinds
- * that matrix/kernlog.py looks for in the whole log at the end of a
+ * stall, UBSAN, list corruption, bad page, refcount_t, MIPS and m68k
+ * traps, page-table corruption, OOM killer, x86 PAT errors, mspec pages
+ * kept back, allocation failures not forced by fault injection), the same
+ * kinds that matrix/kernlog.py looks for in the whole log at the end of a
  * session. A test uses it to say which of its own steps made the kernel
  * complain, instead of only failing the session's log check afterwards.
  *
  * A splat ("cut here" to "end trace") is allowed when one of its lines
  * contains one of the strings the caller passes (the warnings the test
  * provokes on purpose); one-line reports are never allowed.
+ *
+ * An allocation failure the kernel warns about ("page allocation failure",
+ * "Huh VM_FAULT_OOM leaked out") is a report unless fault injection forced
+ * it: it comes right after a "FAULT_INJECTION: forcing a failure" record
+ * and that dump's stack (verbose=2), and uses it up. With verbose=0 an
+ * injected failure leaves no such record, and its warning is a report.
  */
 #ifndef KMSG_CHECK_H
 #define KMSG_CHECK_H
@@ -32,6 +40,7 @@ struct kmsg_check {
 	unsigned long reports;	/* reports found, allowed ones not counted */
 	unsigned long allowed;	/* allowed splats seen through to their end */
 	char first[256];	/* the first of them */
+	bool injected;		/* in the dump of an injected failure */
 };
 
 /* Start watching: only records logged from now on are looked at. */
@@ -92,6 +101,117 @@ static inline bool kmsg_stack_frame(const char *s)
 	       (!strchr(p, ' ') || strchr(p, '/') < strchr(p, ' '));
 }
 
+/* The word w in s: not preceded or followed by a letter, digit or '_'. */
+static inline bool kmsg_has_word(const char *s, const char *w)
+{
+	size_t n = strlen(w);
+	const char *p;
+
+	for (p = strstr(s, w); p; p = strstr(p + 1, w)) {
+		if (p > s && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
+			continue;
+		if (isalnum((unsigned char)p[n]) || p[n] == '_')
+			continue;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * p?d_ERROR() of every architecture, p?d_clear_bad(): "mm/pgtable-
+ * generic.c:51: bad pmd 00000000c0ffee00(800000000d2ae067)".
+ */
+static inline bool kmsg_bad_page_table(const char *s)
+{
+	static const char * const level[] = {
+		"bad pte", "bad pmd", "bad pud", "bad p4d", "bad pgd",
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(level) / sizeof(level[0]); i++)
+		if (kmsg_has_word(s, level[i]))
+			return true;
+	return false;
+}
+
+/* The OOM killer: no guest of the suite may run out of memory. */
+static inline bool kmsg_oom_kill(const char *s)
+{
+	const char *p = strstr(s, "Out of memory");
+
+	if (!p)
+		p = strstr(s, "out of memory");
+	if (p && strstr(p, ": Killed process"))
+		return true;
+	return strstr(s, "invoked oom-killer") ||
+	       strstr(s, "oom-kill:constraint");
+}
+
+/* x86 PAT (arch/x86/mm/pat/memtype*.c), every one of its errors. */
+static inline bool kmsg_pat_error(const char *s)
+{
+	static const char * const err[] = {
+		"conflicting memory types", "map pfn",
+		"freeing invalid memtype", "memtype_reserve failed",
+		"reserve_ram_pages_type failed", "ioremap_change_attr failed",
+	};
+	const char *p = strstr(s, "x86/PAT: ");
+	unsigned int i;
+
+	if (!p)
+		return false;
+	for (i = 0; i < sizeof(err) / sizeof(err[0]); i++)
+		if (strstr(p, err[i]))
+			return true;
+	return false;
+}
+
+/*
+ * A warned allocation failure: warn_alloc() of the page allocator's slow
+ * path, and a VM_FAULT_OOM that reached pagefault_out_of_memory(). Not in
+ * kmsg_bad_line(): kmsg_line() tells injected ones apart.
+ */
+static inline bool kmsg_failed_alloc(const char *s)
+{
+	return strstr(s, "page allocation failure") ||
+	       strstr(s, "Huh VM_FAULT_OOM leaked out");
+}
+
+/*
+ * A record that continues the fail_dump() of an injected failure after its
+ * "FAULT_INJECTION: forcing a failure.\x0aname ..." record: with verbose=2
+ * the header and frames of its dump_stack() (x86, arm64, riscv formats).
+ * Anything else ends it.
+ */
+static inline bool kmsg_injection_dump(const char *s)
+{
+	const char *p;
+
+	if (!strncmp(s, "name ", 5) && strstr(s, ", interval ") &&
+	    strstr(s, ", probability "))
+		return true;
+	if ((!strncmp(s, "CPU: ", 5) && strstr(s, " PID: ") &&
+	     strstr(s, " Comm: ")) || !strncmp(s, "Hardware name: ", 15) ||
+	    !strcmp(s, "Call Trace:") || !strcmp(s, "Call trace:"))
+		return true;
+	/* x86: the user registers where the stack of a user fault ends */
+	if (!strncmp(s, "RIP: ", 5) || !strncmp(s, "RSP: ", 5) ||
+	    !strncmp(s, "RAX: ", 5) || !strncmp(s, "RDX: ", 5) ||
+	    !strncmp(s, "RBP: ", 5) || !strncmp(s, "R10: ", 5) ||
+	    !strncmp(s, "R13: ", 5) || !strncmp(s, "Code: ", 6))
+		return true;
+	for (p = s; *p == ' '; p++)		/* " <TASK>", " </IRQ>" */
+		;
+	if (*p == '<') {
+		p += p[1] == '/' ? 2 : 1;
+		while (*p >= 'A' && *p <= 'Z')
+			p++;
+		if (p[0] == '>' && !p[1])
+			return true;
+	}
+	return kmsg_stack_frame(s);
+}
+
 /* A line that is a report on its own (matrix/kernlog.py's BAD). */
 static inline bool kmsg_bad_line(const char *s)
 {
@@ -104,6 +224,10 @@ static inline bool kmsg_bad_line(const char *s)
 		"hard LOCKUP", "UBSAN", "list_add corruption",
 		"list_del corruption", "Bad page state", "Bad page map",
 		"bad page", "refcount_t: ",
+		"Kernel bug detected",		/* MIPS BUG(): "...[#1]:" */
+		"BAD KERNEL TRAP",		/* m68k bad_super_trap() */
+		/* driver/mspec_core.c: its linear map stayed uncached */
+		"kept back, its kernel mapping could not be restored",
 	};
 	unsigned int i;
 
@@ -115,6 +239,8 @@ static inline bool kmsg_bad_line(const char *s)
 				      strstr(s, "new memory leak")))
 		return true;
 	if (strstr(s, "INFO: rcu_") && strstr(s, "stall"))
+		return true;
+	if (kmsg_bad_page_table(s) || kmsg_oom_kill(s) || kmsg_pat_error(s))
 		return true;
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (strstr(s, bad[i]))
@@ -140,6 +266,16 @@ static inline void kmsg_report(struct kmsg_check *k, const char *s)
 static inline void kmsg_line(struct kmsg_check *k, const char *s,
 			     const char * const *allow)
 {
+	bool bad = kmsg_bad_line(s);
+
+	if (kmsg_failed_alloc(s)) {
+		bad = bad || !k->injected;
+		k->injected = false;	/* one injected failure, one warning */
+	} else if (strstr(s, "FAULT_INJECTION: forcing a failure")) {
+		k->injected = true;
+	} else if (!kmsg_injection_dump(s)) {
+		k->injected = false;
+	}
 	if (strstr(s, "cut here ]")) {
 		if (k->in_splat && !k->splat_allowed)
 			kmsg_report(k, k->splat_first[0] ? k->splat_first :
@@ -152,7 +288,7 @@ static inline void kmsg_line(struct kmsg_check *k, const char *s,
 	if (k->in_splat) {
 		if (kmsg_allowed(s, allow))
 			k->splat_allowed = true;
-		if (!k->splat_first[0] && kmsg_bad_line(s))
+		if (!k->splat_first[0] && bad)
 			snprintf(k->splat_first, sizeof(k->splat_first), "%s",
 				 s);
 		if (strstr(s, "---[ end trace") ||
@@ -166,7 +302,7 @@ static inline void kmsg_line(struct kmsg_check *k, const char *s,
 		}
 		return;
 	}
-	if (kmsg_bad_line(s))
+	if (bad)
 		kmsg_report(k, s);
 }
 
