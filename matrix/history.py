@@ -3,14 +3,18 @@
 Every run adds a row to `runs` (keyed by its results folder's name, with
 the git commit, the hash of the kernel series and when it started), one
 row per target (architecture, or architecture-variant such as
-`x86_64-debug`) with its kernel config hash, build and boot times, one
-row per test result and one per metric its programs printed. Log paths
-are stored relative to the run's results folder. A metric that is an
-integer keeps its exact digits beside the REAL (`exact`): a 64-bit seed
-does not fit a double. A seed that reached the records through a float
-(`*.seed` metrics, parsed by matrix/ktap.py) is restored from the seed
-the harness gave the program (the record's `programs`), when the two
-agree as doubles.
+`x86_64-debug`) with its kernel config hash, build and boot times and
+what the run did with it (matrix/plan.py: `role` "run" or "check", and
+`why` it is not booted, NULL for a booted one), one row per test result
+and one per metric its programs printed. The targets a run left out (not
+selected, no compiler, candidates) have a row too, with status "not run",
+role "left" and the reason, and no results: a run names every target it
+did not boot. Log paths are stored relative to the run's results folder.
+A metric that is an integer keeps its exact digits beside the REAL
+(`exact`): a 64-bit seed does not fit a double. A seed that reached the
+records through a float (`*.seed` metrics, parsed by matrix/ktap.py) is
+restored from the seed the harness gave the program (the record's
+`programs`), when the two agree as doubles.
 
 A test's key leaves the target out of the pytest item name, so the same
 test lines up across targets and runs: `test_case[x86_64-prog-case]` on
@@ -60,6 +64,8 @@ CREATE TABLE IF NOT EXISTS targets (
     build_seconds REAL,
     boot_seconds REAL,
     guest_seconds REAL,
+    role TEXT,
+    why TEXT,
     PRIMARY KEY (run_id, target)
 );
 CREATE TABLE IF NOT EXISTS results (
@@ -86,7 +92,10 @@ CREATE TABLE IF NOT EXISTS metrics (
 );
 """
 # Columns added since a history was first written: (table, column, type).
-ADDED = (("metrics", "exact", "TEXT"),)
+ADDED = (("metrics", "exact", "TEXT"), ("targets", "role", "TEXT"),
+         ("targets", "why", "TEXT"))
+# The role of a target the run left out (matrix/plan.py's Plan.left).
+LEFT = "left"
 
 PASSING = ("passed", "flaky")
 DECISIVE = ("passed", "failed", "flaky")
@@ -110,6 +119,13 @@ def test_key(item: str, target: str) -> str:
     if params.startswith(target + "-"):
         return f"{func}[{params[len(target) + 1:]}]"
     return item
+
+
+def split_target(target: str) -> tuple[str, str]:
+    """(architecture, variant) of a target's name: x86_64-debug is
+    (x86_64, debug); an architecture's name has no "-"."""
+    arch, _, variant = target.partition("-")
+    return arch, variant
 
 
 def is_seed(name: str) -> bool:
@@ -244,8 +260,13 @@ class History:
                records: dict[str, dict], *, commit: str = "",
                series: str = "", started: Optional[str] = None,
                wall: Optional[float] = None,
-               baseline: Optional[str] = None) -> Run:
-        """Add (or replace, for a reused results folder) a run."""
+               baseline: Optional[str] = None,
+               left: Optional[dict[str, str]] = None) -> Run:
+        """Add (or replace, for a reused results folder) a run.
+
+        records: target -> its record (matrix/results.py's
+        arch_record()); left: target -> why the run left it out, for the
+        targets that have no record (a record wins)."""
         started = started or datetime.datetime.now().isoformat(
             timespec="seconds")
         with self.db:
@@ -264,7 +285,25 @@ class History:
             run_id = cur.lastrowid
             for target, rec in records.items():
                 self._record_target(run_id, target, rec)
+            for target, why in (left or {}).items():
+                if target not in records:
+                    self._record_left(run_id, target, why)
         return self.run(run_id)
+
+    def _insert_target(self, row: dict) -> None:
+        # named columns: a history gains columns (ADDED) at the end
+        cols = ", ".join(row)
+        marks = ",".join("?" * len(row))
+        self.db.execute(f"INSERT INTO targets ({cols}) VALUES ({marks})",
+                        tuple(row.values()))
+
+    def _record_left(self, run_id: int, target: str, why: str) -> None:
+        """A target the run left out: its row says why, with no results."""
+        arch, variant = split_target(target)
+        self._insert_target({"run_id": run_id, "target": target,
+                             "arch": arch, "variant": variant,
+                             "status": "not run", "role": LEFT,
+                             "why": why})
 
     def _record_target(self, run_id: int, target: str, rec: dict) -> None:
         k = rec.get("kernel") or {}
@@ -274,12 +313,17 @@ class History:
         if variant is None:         # records from before variants
             variant = target[len(arch) + 1:] if target.startswith(
                 arch + "-") else ""
-        self.db.execute(
-            "INSERT INTO targets VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (run_id, target, arch, variant, rec.get("status"),
-             k.get("config_sha"), k.get("key"), k.get("release"),
-             int(bool(k.get("cached"))), k.get("build_seconds"),
-             boots[0] if boots else None, rec.get("guest_seconds")))
+        self._insert_target({
+            "run_id": run_id, "target": target, "arch": arch,
+            "variant": variant, "status": rec.get("status"),
+            "config_sha": k.get("config_sha"), "kernel_key": k.get("key"),
+            "kernel_release": k.get("release"),
+            "kernel_cached": int(bool(k.get("cached"))),
+            "build_seconds": k.get("build_seconds"),
+            "boot_seconds": boots[0] if boots else None,
+            "guest_seconds": rec.get("guest_seconds"),
+            # records from before roles have neither
+            "role": rec.get("role"), "why": rec.get("why")})
         rows = []
         for item, t in (rec.get("tests") or {}).items():
             rows.append((run_id, target, test_key(item, target), item,
@@ -337,14 +381,15 @@ class History:
 
     def runs(self, target: Optional[str] = None, upto: Optional[int] = None,
              limit: int = 1000) -> list[Run]:
-        """Runs (with that target), newest first, up to run id `upto`."""
+        """Runs (that built or checked that target: not those that left
+        it out), newest first, up to run id `upto`."""
         sql = "SELECT runs.* FROM runs"
         args: list = []
         where = []
         if target is not None:
             sql += " JOIN targets ON targets.run_id = runs.id"
-            where.append("targets.target = ?")
-            args.append(target)
+            where.append("targets.target = ? AND targets.role IS NOT ?")
+            args += [target, LEFT]
         if upto is not None:
             where.append("runs.id <= ?")
             args.append(upto)
@@ -355,6 +400,8 @@ class History:
         return [self._run(r) for r in self.db.execute(sql, args)]
 
     def targets(self, run_id: int) -> dict[str, sqlite3.Row]:
+        """Every target of the run, those it left out (role "left")
+        included, in the order recorded."""
         return {r["target"]: r for r in self.db.execute(
             "SELECT * FROM targets WHERE run_id = ? ORDER BY rowid",
             (run_id,))}

@@ -190,6 +190,88 @@ def test_a_history_from_before_exact_gains_the_column(tmp_path):
         assert len(h.metrics_of([99, r.id], "x86_64")) == 2
 
 
+def test_a_history_from_before_roles_gains_the_columns(tmp_path):
+    """A history written before targets had a role and a why (and
+    metrics an exact) gains the columns; its rows read NULL, and the
+    targets of a new run, left ones included, are recorded in it."""
+    import sqlite3
+    p = tmp_path / "old.sqlite"
+    db = sqlite3.connect(str(p))
+    db.executescript(history.SCHEMA.replace("    exact TEXT,\n", "")
+                     .replace("    role TEXT,\n    why TEXT,\n", ""))
+    cols = [r[1] for r in db.execute("PRAGMA table_info(targets)")]
+    assert "role" not in cols and "why" not in cols
+    db.execute("INSERT INTO runs (id, key, started, results_path) VALUES "
+               "(99, 'old', '2026-01-01T00:00:00', '/r/old')")
+    # as the old code wrote it: positional, twelve columns
+    db.execute("INSERT INTO targets VALUES (99, 'x86_64', 'x86_64', '', "
+               "'passed', 'abc', 'k', '6.1', 1, 100.0, 0.8, 3.0)")
+    db.commit()
+    db.close()
+    with history.History(p) as h:
+        old = h.targets(99)["x86_64"]
+        assert (old["status"], old["role"], old["why"]) == ("passed", None,
+                                                            None)
+        d = tmp_path / "r2"
+        d.mkdir()
+        r = h.record("r2", d, {
+            "x86_64": rec({"test_boot[{t}]": "passed"}, role="run",
+                          why=None),
+            "riscv64": rec({"test_compile_check[{t}]": "passed"},
+                           target="riscv64", status="compile-checked",
+                           role="check", why="not cached")},
+            left={"sh4": "candidate"})
+        t = h.targets(r.id)
+        assert [(n, x["status"], x["role"], x["why"]) for n, x in
+                t.items()] == [
+            ("x86_64", "passed", "run", None),
+            ("riscv64", "compile-checked", "check", "not cached"),
+            ("sh4", "not run", "left", "candidate")]
+        # what the old code read by position is where it was
+        assert tuple(h.db.execute(
+            "SELECT * FROM targets WHERE run_id = ? AND target = 'x86_64'",
+            (r.id,)).fetchone())[:12] == (
+            r.id, "x86_64", "x86_64", "", "passed", "abc", None,
+            "6.1.192-nopfn", 0, 100.0, 0.8, 3.0)
+        assert [x.key for x in h.runs("x86_64")] == ["r2", "old"]
+    with history.History(p) as h:         # opened again: nothing to add
+        assert len(h.targets(r.id)) == 3
+
+
+def test_left_targets_are_recorded_without_results(h, tmp_path):
+    """A run's left targets: a row each (status "not run", role "left",
+    the reason, the architecture from the name), no results, and not a
+    run of theirs in a target's history; a record wins over left."""
+    add(h, tmp_path, "r1", rec({"test_boot[{t}]": "passed"},
+                               target="x86_64-debug", role="run"))
+    d = tmp_path / "r2"
+    d.mkdir()
+    r2 = h.record("r2", d, {"x86_64": rec({"test_boot[{t}]": "passed"},
+                                          role="run")},
+                  left={"x86_64-debug": "not selected: --arch x86_64",
+                        "sh4": "candidate, not in the matrix",
+                        "x86_64": "ignored: it has a record"})
+    t = h.targets(r2.id)
+    assert list(t) == ["x86_64", "x86_64-debug", "sh4"]
+    assert (t["x86_64"]["role"], t["x86_64"]["why"]) == ("run", None)
+    dbg = t["x86_64-debug"]
+    assert (dbg["status"], dbg["role"], dbg["why"], dbg["arch"],
+            dbg["variant"], dbg["boot_seconds"]) == (
+        "not run", "left", "not selected: --arch x86_64", "x86_64", "debug",
+        None)
+    assert (t["sh4"]["arch"], t["sh4"]["variant"]) == ("sh4", "")
+    assert h.results(r2.id, "x86_64-debug") == []
+    cls = h.classify(r2.id)
+    assert cls.verdicts["x86_64-debug"] == [] and not cls.regressions
+    # the debug target's history is the runs that built it
+    assert [x.key for x in h.runs("x86_64-debug")] == ["r1"]
+    assert h.runs("sh4") == []
+    assert [x.key for x in h.runs()] == ["r2", "r1"]
+    # a reused results folder replaces the left rows too
+    r2 = h.record("r2", d, {"x86_64": rec({}, role="run")})
+    assert list(h.targets(r2.id)) == ["x86_64"]
+
+
 def test_series_hash_follows_the_patches(tmp_path, monkeypatch):
     from matrix import kernel
     assert len(history.series_hash()) == 16
