@@ -3,7 +3,9 @@
   <run>/index.html      the matrix: the run's headline figures per target
                         (fault_bench's two checked ratios, stress and fuzz
                         ops and seeds), then targets as columns, tests as
-                        rows, each cell linking to the test's log
+                        rows, each cell linking to the test's log, then
+                        every target the run did not boot (build-only,
+                        compile-checked, left out) with its status and why
   <run>/<target>.html   one target across runs: fault_bench's ratios
                         plotted (median, min-max band, the bar it checks,
                         the newest value), kernel build, boot and guest
@@ -11,6 +13,9 @@
                         previous, change, sparkline; seeds whole), and its
                         tests' history
   <root>/index.html     the matrix page of the newest run, beside the runs
+
+A target the run left out (matrix/plan.py: not selected, no compiler, a
+candidate) has no results: no column, no page, a row in "Not booted".
 
 Numbers have 3 significant digits with k, M, G, ... (times in the unit
 that suits them); counts and seeds are exact integers.
@@ -35,7 +40,7 @@ import re
 import urllib.parse
 from typing import Optional
 
-from .history import (ORDER, Classification, History, Run, Verdict,
+from .history import (LEFT, ORDER, Classification, History, Run, Verdict,
                       is_seed)
 
 HISTORY_RUNS = 40          # columns of a target page, points of its plots
@@ -77,6 +82,8 @@ td.stale { color: #9e9e9e; font-style: italic; }
 tr.seed td.num { font-family: monospace; }
 td.spark { padding: 0 4px; }
 td.spark svg { display: block; }
+p.checked { border-left: 6px solid #757575; padding: 2px 6px;
+  background: #f5f5f5; max-width: 75em; }
 """
 
 
@@ -233,10 +240,35 @@ def _runs_list(hist: History, current: Run, page_dir: pathlib.Path
     return out
 
 
+def _not_booted(run: Run, every: dict, page_dir: pathlib.Path
+                ) -> list[str]:
+    """Every target of the run that was not booted, with its status and
+    why: build-only, compile-checked and left out ones."""
+    rows = [(t, r) for t, r in every.items() if r["why"]]
+    if not rows:
+        return []
+    out = [f"<section id=\"not-booted\"><h2>Not booted in this run "
+           f"({len(rows)})</h2><table id=\"not-booted-table\"><thead><tr>"
+           "<th>target</th><th>status</th><th>why</th></tr></thead><tbody>"]
+    for t, r in rows:
+        link = href(run.results_path, f"{t}.html", page_dir)
+        name = f"<a href=\"{link}\">{_e(t)}</a>" if link else _e(t)
+        status = r["status"] or "not run"
+        kind = {"failed": "failed", "not run": "skipped"}.get(status,
+                                                              "passed")
+        out.append(f"<tr data-target=\"{_e(t)}\"><th class=\"test\">"
+                   f"{name}</th><td class=\"{kind}\">{_e(status)}</td>"
+                   f"<td class=\"why\">{_e(r['why'])}</td></tr>")
+    out.append("</tbody></table></section>")
+    return out
+
+
 def matrix_page(hist: History, cls: Classification,
                 page_dir: pathlib.Path, runs_list: bool = True) -> str:
     run = cls.run
-    targets = hist.targets(run.id)
+    every = hist.targets(run.id)
+    # a column per target with results: not those the run left out
+    targets = {t: r for t, r in every.items() if r["role"] != LEFT}
     per_target = {t: cls.verdicts.get(t, []) for t in targets}
     body = [f"<h1>nopfn matrix: run {_e(run.key)}</h1>", _run_line(run),
             _compared(cls)]
@@ -271,6 +303,7 @@ def matrix_page(hist: History, cls: Classification,
                     f"\"><th class=\"test\">{_e(test)}</th>{''.join(cells)}"
                     "</tr>")
     body.append("</tbody></table>")
+    body += _not_booted(run, every, page_dir)
     if runs_list:
         body += _runs_list(hist, run, page_dir)
     return _page(f"nopfn matrix {run.key}", body)
@@ -827,6 +860,17 @@ def target_page(hist: History, cls: Classification, target: str,
             if link else "", _run_line(run), _compared(cls)]
     if row is not None:
         variant = f", variant {_e(row['variant'])}" if row["variant"] else ""
+        if row["role"] == "check":
+            body.append("<p class=\"checked\" id=\"not-booted\">"
+                        "<b>Compile-checked only</b> in this run (its "
+                        "kernel configured and the series' files compiled;"
+                        " not built, not booted)"
+                        f"{': ' + _e(row['why']) if row['why'] else ''}"
+                        "</p>")
+        elif row["why"]:
+            body.append("<p class=\"checked\" id=\"not-booted\">"
+                        f"<b>Not booted</b> in this run: {_e(row['why'])}"
+                        "</p>")
         body.append(f"<p class=\"meta\">status {_e(row['status'])}; kernel "
                     f"{_e(row['kernel_release'] or '?')}, config "
                     f"{_e(row['config_sha'] or '?')}{variant}</p>")
@@ -886,13 +930,18 @@ def target_page(hist: History, cls: Classification, target: str,
     return _page(f"{target} {run.key}", body)
 
 
+def _paged(hist: History, run: Run) -> list[str]:
+    """The targets of the run that have a page: not those it left out."""
+    return [t for t, r in hist.targets(run.id).items() if r["role"] != LEFT]
+
+
 def write(hist: History, cls: Classification,
           root: Optional[pathlib.Path] = None) -> list[pathlib.Path]:
     """Write the run's pages (and the root index); returns their paths."""
     global _files
     d = cls.run.path
     _files = _Files([d / "index.html"] + [d / f"{t}.html" for t in
-                                          hist.targets(cls.run.id)])
+                                          _paged(hist, cls.run)])
     try:
         return _write_pages(hist, cls, root)
     finally:
@@ -903,7 +952,7 @@ def _write_pages(hist: History, cls: Classification,
                  root: Optional[pathlib.Path]) -> list[pathlib.Path]:
     d = cls.run.path
     pages = []
-    for target in hist.targets(cls.run.id):
+    for target in _paged(hist, cls.run):
         p = d / f"{target}.html"
         _write(p, target_page(hist, cls, target, d))
         pages.append(p)

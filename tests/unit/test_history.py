@@ -457,6 +457,95 @@ def test_a_run_without_the_figures_has_no_figures_table(h, tmp_path):
     assert "metrics" not in t.tables and len(t.figures) == 3
 
 
+# why a target is not booted, as matrix/plan.py says it
+NOT_CACHED = "kernel not cached for this series: compile-checked only"
+BUILD_ONLY = "build-only: QEMU has no machine for it"
+
+
+def not_booted_run(h, tmp_path):
+    """A run with run, check and left targets, as matrix/results.py
+    records it: x86_64 booted, ia64 build-only, riscv64 compile-checked,
+    mips64el's check failed, arm64 and sh4 left out."""
+    d = tmp_path / "results" / "r1"
+    d.mkdir(parents=True)
+    recs = {
+        "x86_64": rec({"test_boot[{t}]": "passed",
+                       "test_case[{t}-p-a]": "passed"}, role="run",
+                      why=None),
+        "ia64": rec({"test_kernel_build[{t}]": "passed"}, target="ia64",
+                    status="build-only", role="run", why=BUILD_ONLY,
+                    boot_seconds=[]),
+        "riscv64": rec({"test_compile_check[{t}]": "passed",
+                        "test_modules_build[{t}]": "passed"},
+                       target="riscv64", status="compile-checked",
+                       role="check", why=NOT_CACHED, boot_seconds=[],
+                       kernel={}),
+        "mips64el": rec({"test_compile_check[{t}]": "failed"},
+                        target="mips64el", status="failed", role="check",
+                        why=NOT_CACHED, boot_seconds=[], kernel={}),
+    }
+    left = {"arm64": "not selected: --arch x86_64,ia64",
+            "sh4": "candidate, not in the matrix: candidates/sh4.yaml "
+                   "says why (README, Candidates)"}
+    run = h.record("r1", d, recs, left=left)
+    return d, dashboard.write(h, h.classify(run.id), d.parent)
+
+
+def test_pages_name_the_targets_not_booted(h, tmp_path):
+    d, pages = not_booted_run(h, tmp_path)
+    # a page per target with results: none for the left ones
+    assert pages == [d / "index.html", d / "x86_64.html", d / "ia64.html",
+                     d / "riscv64.html", d / "mips64el.html",
+                     tmp_path / "results" / "index.html"]
+    assert not (d / "arm64.html").exists() and not (d / "sh4.html").exists()
+    text = pages[0].read_text()
+    m = parse(text)
+    # a column per target with results
+    heads = re.findall(r'<th class="target" data-target="([^"]+)"', text)
+    assert heads == ["x86_64", "ia64", "riscv64", "mips64el"]
+    assert "Not booted in this run (5)" in text
+    # after the tests, before the runs
+    assert text.index('id="matrix"') < text.index('id="not-booted"') < \
+        text.index('id="runs"')
+    rows = {r[0]: r for r in m.tables["not-booted-table"]}
+    assert list(rows) == ["ia64", "riscv64", "mips64el", "arm64", "sh4"]
+    assert rows["ia64"][1:] == (["passed", "why"], ["ia64.html"],
+                                ["build-only", BUILD_ONLY])
+    assert rows["riscv64"][1:] == (["passed", "why"], ["riscv64.html"],
+                                   ["compile-checked", NOT_CACHED])
+    assert rows["mips64el"][1] == ["failed", "why"]
+    assert rows["mips64el"][3] == ["failed", NOT_CACHED]
+    # left: no page to link to
+    assert rows["arm64"][1:] == (["skipped", "why"], [],
+                                 ["not run",
+                                  "not selected: --arch x86_64,ia64"])
+    assert rows["sh4"][3][1].startswith("candidate, not in the matrix")
+    for link in m.links:
+        assert (d / link).is_file(), link
+    root = parse(pages[-1].read_text())
+    assert [r[2] for r in root.tables["not-booted-table"]][:2] == [
+        ["r1/ia64.html"], ["r1/riscv64.html"]]
+    # a compile-checked target's page says so at the top; a booted one's
+    # says nothing of the kind
+    rv = pages[3].read_text()
+    assert '<p class="checked" id="not-booted"><b>Compile-checked only' \
+        in rv and NOT_CACHED in rv
+    assert rv.index("Compile-checked only") < rv.index('id="history"')
+    assert "Compile-checked only" in pages[4].read_text()
+    ia = pages[2].read_text()
+    assert "<b>Not booted</b> in this run: " + BUILD_ONLY in ia
+    assert "Compile-checked" not in ia
+    assert 'id="not-booted"' not in pages[1].read_text()
+
+
+def test_a_run_that_booted_all_has_no_not_booted_section(h, tmp_path):
+    d = tmp_path / "r1"
+    d.mkdir()
+    r = h.record("r1", d, {"x86_64": rec({"test_boot[{t}]": "passed"})})
+    pages = dashboard.write(h, h.classify(r.id))
+    assert "not-booted" not in pages[0].read_text()
+
+
 def test_numbers():
     f, u = dashboard.fmt, dashboard.fmt_unit
     assert [f(v) for v in (415e6, 0.74161, 999.7, 1234, 0, -2.5e9, 1.23e-5,
