@@ -12,6 +12,15 @@ with status DONE and a number. Every id starts with the origin and a
 colon. Log URLs are file:// URLs of the results folder unless --kcidb-url
 names where that folder is served.
 
+Every target the run did not boot (summary.json's "not_booted": build-
+only, compile-checked, and left out as matrix/plan.py says) has a boot
+test (the path of a booted target's test_boot) with status MISS and the
+reason as its comment. A compile-checked target's build says so in its
+comment, with the reason, and has the check's outcome as its status. A
+target the run left out (not selected, no compiler, a candidate) has no
+record: it gets a build of its own, with its architecture, the reason,
+and no status.
+
 The output is checked against matrix/schemas/kcidb-io-v5.json (JSON
 Schema 2020-12, written from kcidb-io's published v5 definition) before
 it is written.
@@ -33,6 +42,8 @@ DEFAULT_ORIGIN = "nopfn"
 STATUS = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP",
           "flaky": "FAIL", "error": "ERROR"}
 BUILD_STEPS = ("kernel", "modules", "tests", "busybox", "initramfs")
+# The pytest item whose KCIDB path a target that was not booted misses.
+BOOT_ITEM = "test_boot[{}]"
 
 
 class KcidbError(Exception):
@@ -179,7 +190,9 @@ def export(results: pathlib.Path, origin: str = DEFAULT_ORIGIN,
     }
     builds, tests = [], []
     patch_ok = True
-    for target in summary.get("arches") or {}:
+    arches = summary.get("arches") or {}
+    not_booted = summary.get("not_booted") or {}
+    for target in arches:
         try:
             rec = json.loads((results / f"{target}.json").read_text())
         except (OSError, ValueError) as exc:
@@ -189,8 +202,15 @@ def export(results: pathlib.Path, origin: str = DEFAULT_ORIGIN,
         if any("applying" in e for e in
                (rec.get("build_errors") or {}).values()):
             patch_ok = False
+        if target in not_booted:
+            _not_booted(b, ts, rec, target, not_booted[target])
         builds.append(b)
         tests += ts
+    for target, nb in not_booted.items():
+        if target not in arches:        # left out: no record of its own
+            b = _left_build(target, nb, origin, checkout_id, run)
+            builds.append(b)
+            tests.append(_miss(b, target, nb))
     checkout["valid"] = patch_ok
     data = {"version": dict(VERSION), "checkouts": [checkout],
             "builds": builds, "tests": tests}
@@ -292,6 +312,58 @@ def _target(rec: dict, target: str, origin: str, checkout_id: str,
                         f"metric.{path_part(name)}",
                 "status": "DONE", "number": number, "environment": env})
     return build, tests
+
+
+def _why(nb: dict, rec: Optional[dict] = None) -> str:
+    return nb.get("why") or (rec or {}).get("why") or "not booted"
+
+
+def _miss(build: dict, target: str, nb: dict) -> dict:
+    """The boot test of a target that was not booted: MISS, and why."""
+    item = BOOT_ITEM.format(target)
+    status = nb.get("status") or "not run"
+    return {"id": f"{build['id']}:{item}", "build_id": build["id"],
+            "origin": build["origin"], "path": test_path(item, target),
+            "status": "MISS",
+            "comment": f"not booted ({status}): {_why(nb)}",
+            "misc": {"target": target, "not_booted": status}}
+
+
+def _not_booted(build: dict, tests: list, rec: dict, target: str,
+                nb: dict) -> None:
+    """A target of the run that was not booted (build-only, or compile-
+    checked): its build says why, and its boot test is missed."""
+    why = _why(nb, rec)
+    status = nb.get("status") or rec.get("status")
+    build["misc"].update(role=rec.get("role"), why=why,
+                         target_status=status)
+    if rec.get("role") == "check" or status == "compile-checked":
+        build["comment"] = (f"{target}: compile-checked only (configured, "
+                            f"the series' files compiled; not built, not "
+                            f"booted): {why}")
+        if status != "compile-checked":
+            build["status"] = "FAIL"
+    else:
+        build["comment"] += f"; not booted: {why}"
+    boot = test_path(BOOT_ITEM.format(target), target)
+    if not any(t["path"] == boot for t in tests
+               if t["build_id"] == build["id"]):
+        tests.append(_miss(build, target, dict(nb, why=why, status=status)))
+
+
+def _left_build(target: str, nb: dict, origin: str, checkout_id: str,
+                run: str) -> dict:
+    """The build of a target the run left out: never started, so no
+    status; its architecture and why."""
+    from .history import split_target
+    arch, variant = split_target(target)
+    return {"id": f"{origin}:{run}:{target}", "checkout_id": checkout_id,
+            "origin": origin,
+            "architecture": re.sub(r"[^a-z0-9_]", "_", arch.lower()),
+            "comment": f"{target}: {nb.get('status') or 'not run'}: "
+                       f"{_why(nb)}",
+            "misc": {"target": target, "variant": variant, "role": "left",
+                     "why": _why(nb)}}
 
 
 def write(results: pathlib.Path, out: pathlib.Path,

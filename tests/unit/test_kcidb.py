@@ -120,6 +120,100 @@ def test_export_validates_and_says_what_ran(run):
     assert len(ids) == len(set(ids))
 
 
+NOT_CACHED = "kernel not cached for this series: compile-checked only"
+BUILD_ONLY = "build-only: QEMU has no machine for it"
+
+
+def write_not_booted_run(d: pathlib.Path) -> pathlib.Path:
+    """write_run()'s folder, with what matrix/results.py adds for the
+    targets the run did not boot: ia64 build-only, riscv64 compile-
+    checked, mips64el's check failed, arm64-debug and sh4 left out."""
+    write_run(d)
+    s = json.loads((d / "summary.json").read_text())
+    s["arches"].update({"riscv64": {}, "mips64el": {}})
+    s["not_booted"] = {
+        "ia64": {"status": "build-only", "why": BUILD_ONLY},
+        "riscv64": {"status": "compile-checked", "why": NOT_CACHED},
+        "mips64el": {"status": "failed", "why": NOT_CACHED},
+        "arm64-debug": {"status": "not run",
+                        "why": "not selected: --arch x86_64"},
+        "sh4": {"status": "not run", "why": "candidate, not in the "
+                "matrix: candidates/sh4.yaml says why"}}
+    (d / "summary.json").write_text(json.dumps(s))
+    ia = json.loads((d / "ia64.json").read_text())
+    ia.update(role="run", why=BUILD_ONLY)
+    (d / "ia64.json").write_text(json.dumps(ia))
+    for target, status, test in (("riscv64", "compile-checked", "passed"),
+                                 ("mips64el", "failed", "failed")):
+        (d / f"{target}.json").write_text(json.dumps({
+            "arch": target, "base": target, "variant": "",
+            "status": status, "role": "check", "why": NOT_CACHED,
+            "qemu_version": "QEMU emulator version 7.2.15",
+            "kernel": {"compiler": "gcc 12", "cached": False},
+            "build_step_seconds": {"check": 40.0, "modules": 5.0},
+            "build_errors": {},
+            "tests": {f"test_compile_check[{target}]": {
+                "status": test, "duration": 40.0},
+                f"test_modules_build[{target}]": {"status": "passed",
+                                                  "duration": 5.0}}}))
+    return d
+
+
+def test_export_names_every_target_not_booted(tmp_path):
+    data = kcidb.export(write_not_booted_run(tmp_path / "r1"))
+    kcidb.validate(data)
+    builds = {b["misc"]["target"]: b for b in data["builds"]}
+    assert sorted(builds) == ["arm64-debug", "ia64", "mips64el", "riscv64",
+                              "sh4", "x86_64", "x86_64-debug"]
+    # compile-checked: said so, and why; the check's outcome its status
+    rv, mips = builds["riscv64"], builds["mips64el"]
+    assert rv["comment"].startswith("riscv64: compile-checked only")
+    assert rv["comment"].endswith(NOT_CACHED)
+    assert rv["status"] == "PASS" and mips["status"] == "FAIL"
+    assert "compile-checked only" in mips["comment"]
+    assert rv["misc"]["why"] == NOT_CACHED and rv["misc"]["role"] == "check"
+    # build-only: built, not booted
+    assert builds["ia64"]["status"] == "PASS"
+    assert builds["ia64"]["comment"].endswith("not booted: " + BUILD_ONLY)
+    # left out: a build of their own, architecture and why, no status
+    dbg, sh4 = builds["arm64-debug"], builds["sh4"]
+    assert (dbg["architecture"], dbg["misc"]["variant"]) == ("arm64",
+                                                             "debug")
+    assert sh4["architecture"] == "sh4"
+    assert "status" not in dbg and "status" not in sh4
+    assert dbg["comment"] == ("arm64-debug: not run: not selected: "
+                              "--arch x86_64")
+    assert dbg["checkout_id"] == data["checkouts"][0]["id"]
+    # one missed boot test per target not booted, as a booted one's path
+    boots = {t["misc"]["target"]: t for t in data["tests"]
+             if t["path"] == "nopfn.harness.boot"}
+    assert sorted(boots) == sorted(set(builds) - {"x86_64-debug"})
+    assert boots["x86_64"]["status"] == "PASS"      # booted: unchanged
+    for target in ("ia64", "riscv64", "mips64el", "arm64-debug", "sh4"):
+        t = boots[target]
+        assert t["status"] == "MISS", t
+        assert t["build_id"] == builds[target]["id"]
+        assert t["id"] == f"nopfn:r1:{target}:test_boot[{target}]"
+    assert boots["riscv64"]["comment"] == ("not booted (compile-checked): "
+                                           + NOT_CACHED)
+    assert boots["sh4"]["comment"].startswith("not booted (not run): "
+                                              "candidate")
+    # the checks' own items are tests as ever
+    tests = {(t["build_id"], t["path"]): t for t in data["tests"]}
+    assert tests[(mips["id"], "nopfn.harness.compile_check")]["status"] \
+        == "FAIL"
+    ids = [t["id"] for t in data["tests"]] + [b["id"] for b in
+                                              data["builds"]]
+    assert len(ids) == len(set(ids))
+
+
+def test_export_without_not_booted_is_as_before(run):
+    """A summary from before "not_booted": no MISS, no left build."""
+    data = kcidb.export(run)
+    assert not [t for t in data["tests"] if t["status"] == "MISS"]
+    assert len(data["builds"]) == 3
+
+
 def test_environment_names_the_board(run):
     """Tests that ran on a board of --lg-env say so; QEMU ones name it."""
     boot = run / "x86_64" / "boot1"
