@@ -13,9 +13,11 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import threading
 from typing import Iterable
 
 from .archspec import Arch
+from .cache import locked
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,6 +47,7 @@ HOST = [
     Need("flex", "flex"), Need("bison", "bison"), Need("bc", "bc"),
     Need("perl", "perl"), Need("xz", "xz-utils"), Need("patch", "patch"),
     Need("rsync", "rsync"), Need("ccache", "ccache"),
+    Need("sparse", "sparse"),       # kernel.SPARSE, on the series' files
     Need("/usr/include/libelf.h", "libelf-dev"),
     Need("/usr/include/openssl/ssl.h", "libssl-dev"),
     Need("/usr/src/linux-source-6.1.tar.xz", "linux-source-6.1"),
@@ -109,7 +112,8 @@ IA64_GCC = [
 ]
 
 
-def for_arch(arch: Arch) -> list[Need]:
+def for_arch(arch: Arch, boot: bool = True) -> list[Need]:
+    """What building (and with boot, booting) a target needs."""
     needs: list[Need] = []
     k = arch.kernel
     if k.toolchain == "ia64-gcc":
@@ -126,7 +130,7 @@ def for_arch(arch: Arch) -> list[Need]:
         elif not prefix:
             needs.append(Need("/usr/lib/x86_64-linux-gnu/libc.a",
                               "libc6-dev"))
-    if arch.qemu is not None:
+    if arch.qemu is not None and boot:
         q = arch.qemu.binary
         needs.append(Need(q, QEMU.get(q, "qemu-system")))
         needs.append(Need("/usr/share/qemu/opensbi-riscv64-generic-"
@@ -162,11 +166,12 @@ LAB = [
 ]
 
 
-def ensure(arches: Iterable[Arch], install: bool = True) -> None:
+def ensure(arches: Iterable[Arch], install: bool = True,
+           boot: bool = True) -> None:
     """Check every requirement; install what is missing when allowed."""
     needs = HOST + PYTHON
     for a in arches:
-        needs += for_arch(a)
+        needs += for_arch(a, boot)
     ensure_needs(needs, install)
 
 
@@ -177,14 +182,26 @@ def ensure_needs(needs: Iterable[Need], install: bool = True) -> None:
     if not gone:
         return
     if install and os.geteuid() == 0:
-        pkgs = sorted({n.package for n in gone})
-        print(f"matrix: installing {' '.join(pkgs)}", file=sys.stderr)
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        subprocess.run(["apt-get", "update", "-q"], check=True, env=env,
-                       stdout=subprocess.DEVNULL)
-        subprocess.run(["apt-get", "install", "-y", "-q",
-                        "--no-install-recommends", *pkgs], check=True,
-                       env=env, stdout=subprocess.DEVNULL)
+        # one apt-get at a time: the prebuild thread, the tests' runs
+        with _APT_THREADS, locked(APT_LOCK):
+            gone = missing(gone)
+            if gone:
+                _install(gone)
         gone = missing(gone)
     if gone:
         raise MissingTools(gone)
+
+
+_APT_THREADS = threading.Lock()
+APT_LOCK = pathlib.Path("/tmp/nopfn-apt.lock")
+
+
+def _install(gone: list[Need]) -> None:
+    pkgs = sorted({n.package for n in gone})
+    print(f"matrix: installing {' '.join(pkgs)}", file=sys.stderr)
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    subprocess.run(["apt-get", "update", "-q"], check=True, env=env,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run(["apt-get", "install", "-y", "-q",
+                    "--no-install-recommends", *pkgs], check=True,
+                   env=env, stdout=subprocess.DEVNULL)

@@ -10,6 +10,7 @@ import time
 from typing import Optional
 
 from . import cache as cachemod
+from . import progress
 from .archspec import Arch
 from .log import BuildError, run_logged
 
@@ -18,7 +19,7 @@ TARBALL = pathlib.Path("/usr/src/linux-source-6.1.tar.xz")
 SERIES_DIR = REPO / "kernel" / "patches"
 CONFIG_DIR = REPO / "kernel" / "config"
 # Bump when the way a kernel is built changes, to invalidate old entries.
-BUILDER_VERSION = 3
+BUILDER_VERSION = 4
 
 
 def parse_series(series_dir: pathlib.Path = SERIES_DIR
@@ -59,29 +60,91 @@ def patched_files(patch: pathlib.Path, strip: int) -> list[str]:
     return files
 
 
-def tree_inputs(series_dir: pathlib.Path = SERIES_DIR) -> dict:
+Patch = tuple[pathlib.Path, int]      # a patch file and its -pN
+
+
+def patch_sections(patch: pathlib.Path, strip: int) -> dict[str, str]:
+    """A patch's text per file it writes (relative to the tree)."""
+    out: dict[str, list[str]] = {}
+    cur: list[str] = []
+    pending: list[str] = []
+    for line in patch.read_text(errors="replace").splitlines():
+        if line.startswith("--- "):
+            pending = [line]
+            continue
+        if line.startswith("+++ ") and pending:
+            name = line[4:].split("\t")[0].strip()
+            if name == "/dev/null":     # a removal: name it by its old path
+                name = pending[0][4:].split("\t")[0].strip()
+            rel = "/".join(name.split("/")[strip:])
+            cur = out.setdefault(rel, [])
+            cur += pending + [line]
+            pending = []
+            continue
+        if pending:
+            pending.append(line)
+        else:
+            cur.append(line)
+    return {f: "\n".join(lines) for f, lines in out.items()}
+
+
+def tree_inputs(patches: list[Patch]) -> dict:
     st = TARBALL.stat()
     return {
         "tarball": [str(TARBALL), st.st_size, st.st_mtime_ns],
         "series": [(p.name, s, cachemod.file_checksum(p))
-                   for p, s in parse_series(series_dir)],
+                   for p, s in patches],
     }
 
 
+def _user_part(rel: str) -> bool:
+    """Whether user-space builds read @rel of the tree: the kselftest
+    harness and the mm selftests under tools/, and the uapi headers."""
+    parts = rel.split("/")
+    return parts[0] == "tools" or parts[:2] == ["include", "uapi"] or (
+        parts[0] == "arch" and parts[2:4] == ["include", "uapi"])
+
+
 class Tree:
-    """The extracted linux-source-6.1 with the series applied."""
+    """The extracted linux-source-6.1 with a series applied.
+
+    A tree whose series extends one already in the cache (the series with
+    a mutation at its end, a prefix of the series when bisecting) is made
+    from that one: a hard-linked copy with only the remaining patches
+    applied, so every file they do not write keeps its time stamp, and a
+    build seeded from the shorter series' build recompiles only what they
+    change (KernelBuild.seed())."""
 
     def __init__(self, cache: cachemod.Cache,
-                 series_dir: pathlib.Path = SERIES_DIR):
+                 series_dir: pathlib.Path = SERIES_DIR,
+                 patches: Optional[list[Patch]] = None):
         self.cache = cache
         self.series_dir = series_dir
-        self.inputs = tree_inputs(series_dir)
+        self.patches = parse_series(series_dir) if patches is None \
+            else patches
+        self.inputs = tree_inputs(self.patches)
         self.entry = cache.entry("trees", "linux", self.inputs)
         self.src = self.entry.path / "src"
 
     @property
     def key(self) -> str:
         return self.entry.key
+
+    @property
+    def user_key(self) -> str:
+        """The key of what user-space builds read of this tree
+        (_user_part()): a series change elsewhere keeps the test programs
+        and mm selftests built for it."""
+        sections = [(p.name, rel, cachemod.digest(text))
+                    for p, s in self.patches
+                    for rel, text in sorted(patch_sections(p, s).items())
+                    if _user_part(rel)]
+        return cachemod.digest({"tarball": self.inputs["tarball"],
+                                "user": sections})
+
+    def prefix(self, n: int) -> "Tree":
+        """The tree of the first n patches of this series (not built)."""
+        return Tree(self.cache, self.series_dir, self.patches[:n])
 
     def _pristine(self) -> pathlib.Path:
         entry = self.cache.entry("trees", "pristine", self.inputs["tarball"])
@@ -96,18 +159,29 @@ class Tree:
             entry.complete(["linux-source-6.1/Makefile"])
         return top
 
+    def _base(self) -> tuple[pathlib.Path, int]:
+        """The cached tree to start from and how many patches it has:
+        the longest proper prefix of the series that is in the cache,
+        else the pristine tree."""
+        for n in range(len(self.patches) - 1, 0, -1):
+            t = self.prefix(n)
+            if t.entry.valid():
+                return t.src, n
+        return self._pristine(), 0
+
     def ensure(self) -> pathlib.Path:
         with self.entry.lock():
             if self.entry.valid():
                 return self.src
-            pristine = self._pristine()
+            base, done = self._base()
             self.entry.reset()
             log = self.entry.path / "patch.log"
             # Hard links make the copy cheap; every file a patch touches is
-            # first replaced by a real copy so the pristine tree stays so.
-            subprocess.run(["cp", "-al", str(pristine), str(self.src)],
+            # first replaced by a real copy (time stamp kept) so the tree
+            # it comes from stays as it is.
+            subprocess.run(["cp", "-al", str(base), str(self.src)],
                            check=True)
-            for patch, strip in parse_series(self.series_dir):
+            for patch, strip in self.patches[done:]:
                 for rel in patched_files(patch, strip):
                     f = self.src / rel
                     if f.is_file():
@@ -118,15 +192,18 @@ class Tree:
                             "--fuzz=0", "--no-backup-if-mismatch",
                             "-d", str(self.src), "-i", str(patch)],
                            log, what=f"applying {patch.name} (it does not "
-                           "apply to the pristine linux-source-6.1 tree)")
+                           "apply to the pristine linux-source-6.1 tree "
+                           "with the patches before it)")
             self.entry.complete(["src/Makefile"],
-                                patches=[p.name for p, _ in
-                                         parse_series(self.series_dir)])
+                                patches=[p.name for p, _ in self.patches],
+                                based_on=done)
         return self.src
 
-    def touched_files(self) -> list[str]:
+    def touched_files(self, start: int = 0) -> list[str]:
+        """The files that the series (from its patch number start on)
+        writes."""
         out = []
-        for patch, strip in parse_series(self.series_dir):
+        for patch, strip in self.patches[start:]:
             out += patched_files(patch, strip)
         return sorted(set(out))
 
@@ -147,11 +224,7 @@ class Tree:
         return out
 
     def touched_c_files(self) -> list[str]:
-        out = []
-        for patch, strip in parse_series(self.series_dir):
-            out += [f for f in patched_files(patch, strip)
-                    if f.endswith(".c")]
-        return sorted(set(out))
+        return [f for f in self.touched_files() if f.endswith(".c")]
 
 
 def compiler_id(cc: str) -> str:
@@ -223,8 +296,72 @@ def warnings_in(log_text: str) -> list[str]:
     return [line for line in log_text.splitlines() if is_warning(line)]
 
 
-class KernelBuild:
-    """One kernel configured and built for one architecture."""
+# The option that builds each C file the series touches (None: every
+# configuration). A compile check compiles those its configuration
+# builds; test_series_files_compiled holds a full build to the same list.
+SERIES_C_FILES = {
+    "mm/memory.c": None,
+    "mm/util.c": None,
+    "arch/riscv/mm/cacheflush.c": "CONFIG_RISCV",
+    "arch/riscv/mm/fault.c": "CONFIG_RISCV",
+    "arch/mips/mm/fault.c": "CONFIG_MIPS",
+    "arch/mips/mm/cache.c": "CONFIG_MIPS",
+    "drivers/char/mspec.c": "CONFIG_MSPEC",     # ia64's in-tree user
+}
+
+# ARCH= values whose source folder under arch/ is named otherwise
+SRCARCH = {"x86_64": "x86", "i386": "x86", "sparc64": "sparc",
+           "sparc32": "sparc", "parisc64": "parisc"}
+
+# kbuild's CHECK=: sparse on the series' files only (NOPFN_SPARSE_FILES),
+# its reports prefixed "sparse: "
+SPARSE = pathlib.Path(__file__).resolve().parent / "tools" / "sparse-series"
+
+# a sparse line that points at no file and is no note: sparse could not
+# run ("sh: sparse: not found") or gave up
+SPARSE_NOWHERE = re.compile(r"^sparse: (?!\s|\S+:\d+:|.*\bnote: )")
+
+
+def built_by(rel: str, config: dict[str, str], srcarch: str) -> bool:
+    """Whether a configuration builds the C file @rel of the series:
+    SERIES_C_FILES says by which option; a file it does not list is taken
+    to be built when it is outside arch/ or in this architecture's
+    folder (a wrong guess fails the compile with "No rule to make
+    target": add the file to SERIES_C_FILES)."""
+    if rel in SERIES_C_FILES:
+        opt = SERIES_C_FILES[rel]
+        return opt is None or config.get(opt, "n") in ("y", "m")
+    parts = rel.split("/")
+    return parts[0] != "arch" or parts[1] == srcarch
+
+
+def series_diagnostics(log_text: str, files: list[str],
+                       roots: list[str]) -> tuple[list[str], list[str]]:
+    """The compiler's (W=1) and sparse's warnings and errors in a build
+    log that point into one of @files, with the tree's path (any of
+    @roots) taken off: (compiler's, sparse's), each once. A sparse line
+    that points nowhere (sparse could not run, or gave up) is sparse's
+    too."""
+    where = re.compile(r"^(sparse: )?(" + "|".join(map(re.escape, files)) +
+                       r"):\d+:(?:\d+:)? (?:warning|error):")
+    cc: dict[str, None] = {}
+    sp: dict[str, None] = {}
+    for line in log_text.splitlines():
+        for root in roots:
+            line = line.replace(root.rstrip("/") + "/", "")
+        m = where.match(line) if files else None
+        if m:
+            (sp if m.group(1) else cc)[line] = None
+        elif SPARSE_NOWHERE.match(line):
+            sp[line] = None
+    return list(cc), list(sp)
+
+
+class TreeBuild:
+    """A build folder of one architecture's configuration of the tree: the
+    kernel built (KernelBuild) or only compile-checked (CompileCheck)."""
+
+    STEP = ""        # the cache step: "kernels", "checks"
 
     def __init__(self, arch: Arch, tree: Tree, cache: cachemod.Cache,
                  toolchain_prefix: str, jobs: Optional[int] = None):
@@ -236,10 +373,10 @@ class KernelBuild:
         self.jobs = jobs or (os.cpu_count() or 1) + 1
         self.fragment = self._fragment()
         self.cc_id = compiler_id(self.prefix + "gcc")
-        inputs = {"tree": tree.key, "arch": arch.fingerprint(),
-                  "fragment": self.fragment, "cc": self.cc_id,
-                  "builder": BUILDER_VERSION}
-        self.entry = cache.entry("kernels", arch.name, inputs)
+        self.inputs = {"tree": tree.key, "arch": arch.fingerprint(),
+                       "fragment": self.fragment, "cc": self.cc_id,
+                       "builder": BUILDER_VERSION}
+        self.entry = cache.entry(self.STEP, arch.name, self.inputs)
         self.out = self.entry.path / "build"
         # Where make sees the tree and the build folder.  Every cache key
         # has its own folders, so a new series would otherwise change the
@@ -275,8 +412,8 @@ class KernelBuild:
         return self.entry.key
 
     @property
-    def image(self) -> pathlib.Path:
-        return self.out / self.arch.kernel.image
+    def srcarch(self) -> str:
+        return SRCARCH.get(self.arch.kernel.arch, self.arch.kernel.arch)
 
     def make_env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -289,13 +426,16 @@ class KernelBuild:
             "CCACHE_DIR": str(self.cache.root / "ccache"),
             "CCACHE_NOHASHDIR": "1",
             "CCACHE_BASEDIR": str(self.cache.root),
+            "NOPFN_SPARSE_FILES": " ".join(self.tree.touched_c_files()),
         })
         return env
 
     def make_args(self) -> list[str]:
         args = [f"O={self.out_path}"]
         if shutil.which("ccache"):
-            args.append(f"CC=ccache {self.prefix}gcc")
+            # the host's tools too (kconfig, fixdep, modpost, ...): every
+            # build folder compiles them again
+            args += [f"CC=ccache {self.prefix}gcc", "HOSTCC=ccache gcc"]
         return args
 
     def command(self, cmd: list[str]) -> list[str]:
@@ -312,6 +452,13 @@ class KernelBuild:
         """make in the tree, for this build folder."""
         return ["make", "-C", str(self.src_path), *self.make_args()]
 
+    @staticmethod
+    def checked(c: str) -> list[str]:
+        """make's arguments for W=1 and sparse (through SPARSE, on the
+        series' files) on what it compiles; c: kbuild's C= (1: what is
+        compiled, 2: every file named)."""
+        return ["W=1", f"C={c}", f"CHECK={SPARSE}"]
+
     def _point_at_tree(self) -> None:
         """Make the build folder name the tree by its real path, as if it
         had been configured there: the modules are built against it
@@ -327,61 +474,122 @@ class KernelBuild:
     def meta(self) -> Optional[dict]:
         return self.entry.meta()
 
+    def configure(self, log: pathlib.Path) -> None:
+        """tinyconfig, the fragments merged on it, olddefconfig; fails
+        when an option of the fragments did not stick."""
+        env, make, cmd = self.make_env(), self.make(), self.command
+        run_logged(cmd(make + ["tinyconfig"]), log, env=env,
+                   what="make tinyconfig")
+        frag = self.out / "matrix.config"
+        frag.write_text(self.fragment)
+        run_logged([str(self.tree.src / "scripts/kconfig/merge_config.sh"),
+                    "-m", "-O", str(self.out), str(self.out / ".config"),
+                    str(frag)], log, env=env, cwd=self.tree.src,
+                   what="merging the config fragments")
+        run_logged(cmd(make + ["olddefconfig"]), log, env=env,
+                   what="make olddefconfig")
+        bad = check_config((self.out / ".config").read_text(),
+                           fragment_options(self.fragment))
+        if bad:
+            raise BuildError("config options did not stick (a dependency "
+                             "is missing from the fragment): " +
+                             ", ".join(bad), log)
+
+    def seed(self) -> Optional[tuple[cachemod.Entry, int]]:
+        """A cached build of the same configuration for a prefix of the
+        series (the longest), from which this one is made by recompiling
+        what the rest of the series changes, and that prefix's length.
+
+        make tells what to recompile by time stamps: only a build older
+        than every file the rest of the series writes in this tree will
+        do (Tree.ensure() keeps the time stamps of the others)."""
+        if not self.stable or not self.tree.entry.valid():
+            return None
+        patches = self.tree.patches
+        for n in range(len(patches) - 1, 0, -1):
+            t = self.tree.prefix(n)
+            entry = self.cache.entry(self.STEP, self.arch.name,
+                                     dict(self.inputs, tree=t.key))
+            meta = entry.meta()
+            if meta is None or not meta.get("stable"):
+                continue
+            rest = [self.tree.src / f for f in self.tree.touched_files(n)]
+            if all(not f.exists() or f.stat().st_mtime > meta["completed"]
+                   for f in rest):
+                return entry, n
+            return None
+        return None
+
+    def _copy_seed(self, seed: cachemod.Entry, n: int,
+                   log: pathlib.Path) -> None:
+        progress.emit(f"from {seed.step}/{seed.path.name}, the build of "
+                      f"the first {n} patches: recompiling what the "
+                      "others change")
+        with log.open("a") as f:
+            f.write(f"# seeded from {seed.path} (the first {n} patches "
+                    "of the series)\n")
+        subprocess.run(["cp", "-a", "--reflink=auto", str(seed.path /
+                                                          "build"),
+                        str(self.out)], check=True)
+
+    def series_objects(self) -> list[str]:
+        """The objects of the series' C files that this configuration
+        builds."""
+        config = fragment_options((self.out / ".config").read_text())
+        return [f[:-2] + ".o" for f in self.tree.touched_c_files()
+                if built_by(f, config, self.srcarch)]
+
+    def diagnostics(self, log: pathlib.Path) -> tuple[list[str], list[str]]:
+        return series_diagnostics(log.read_text(errors="replace"),
+                                  self.tree.touched_files(),
+                                  [str(self.src_path), str(self.tree.src)])
+
+
+class KernelBuild(TreeBuild):
+    """One kernel configured and built for one architecture."""
+
+    STEP = "kernels"
+
+    @property
+    def image(self) -> pathlib.Path:
+        return self.out / self.arch.kernel.image
+
     def ensure(self) -> dict:
-        """Build unless an intact entry exists; returns the stamp record."""
+        """Build unless an intact entry exists; returns the stamp record.
+
+        One make builds the kernel and its modules with W=1, and sparse
+        on the series' files (SPARSE): their reports in those files are
+        the stamp's w1_warnings and sparse_warnings."""
         with self.entry.lock():
             meta = self.entry.meta()
             if meta is not None:
                 meta["cached"] = True
                 return meta
-            src = self.tree.ensure()
+            self.tree.ensure()
+            seed = self.seed()
             self.entry.reset()
-            self.out.mkdir()
             log = self.entry.path / "build.log"
             env = self.make_env()
-            make = self.make()
-            cmd = self.command
             with self.cache.heavy():
                 t0 = time.monotonic()
-                run_logged(cmd(make + ["tinyconfig"]), log, env=env,
-                           what="make tinyconfig")
-                frag = self.out / "matrix.config"
-                frag.write_text(self.fragment)
-                run_logged([str(src / "scripts/kconfig/merge_config.sh"),
-                            "-m", "-O", str(self.out),
-                            str(self.out / ".config"), str(frag)],
-                           log, env=env, cwd=src, what="merging the "
-                           "config fragments")
-                run_logged(cmd(make + ["olddefconfig"]), log, env=env,
-                           what="make olddefconfig")
-                bad = check_config((self.out / ".config").read_text(),
-                                   fragment_options(self.fragment))
-                if bad:
-                    raise BuildError(
-                        "config options did not stick (a dependency is "
-                        "missing from the fragment): " + ", ".join(bad),
-                        log)
+                if seed is not None:
+                    self._copy_seed(*seed, log)
+                    # compiled again, so that their reports are in the log
+                    for obj in self.series_objects():
+                        (self.out / obj).unlink(missing_ok=True)
+                else:
+                    self.out.mkdir()
+                    self.configure(log)
                 target = pathlib.PurePath(self.arch.kernel.image).name
-                run_logged(cmd(make + [f"-j{self.jobs}", target, "modules"]),
-                           log, env=env, what="building the kernel")
+                run_logged(self.command(self.make() + self.checked("1") + [
+                    f"-j{self.jobs}", target, "modules"]), log, env=env,
+                    what="building the kernel")
                 build_s = time.monotonic() - t0
-                # W=1 over the files the series touches: any warning there
-                # is one the series brought in.
-                w1_log = self.entry.path / "w1.log"
-                # ... those of them that this configuration builds (the
-                # series also touches other architectures' and drivers'
-                # files, which cannot be compiled here)
-                touched = [f[:-2] + ".o" for f in self.tree.touched_c_files()
-                           if (self.out / (f[:-2] + ".o")).is_file()]
-                w1 = []
-                if touched:
-                    run_logged(cmd(make + ["W=1", f"-j{self.jobs}",
-                                           *touched]),
-                               w1_log, env=env, what="W=1 build of the "
-                               "files the series touches")
-                    w1 = warnings_in(w1_log.read_text())
                 if self.stable:
                     self._point_at_tree()
+            compiled = [o for o in self.series_objects()
+                        if (self.out / o).is_file()]
+            w1, sparse = self.diagnostics(log)
             release = (self.out / "include/config/kernel.release"
                        ).read_text().strip()
             config = (self.out / ".config").read_text()
@@ -390,5 +598,62 @@ class KernelBuild:
                  "build/.config"],
                 arch=self.arch.name, build_seconds=round(build_s, 1),
                 release=release, compiler=self.cc_id,
-                config_sha=cachemod.digest(config), w1_files=touched,
-                w1_warnings=w1, build_host=f"k-{self.key}")
+                config_sha=cachemod.digest(config), w1_files=compiled,
+                w1_warnings=w1, sparse_warnings=sparse,
+                build_host=f"k-{self.key}", stable=self.stable,
+                seeded_from=seed[0].path.name if seed else None)
+
+
+class CompileCheck(TreeBuild):
+    """A target's kernel configured and prepared (`make modules_prepare`),
+    and the series' C files that its configuration builds compiled with
+    W=1 and sparse: what a run does for a target whose kernel it does not
+    build (a default run, for a full-tier target not in the cache). The
+    modules are built against the prepared folder (build_modules())."""
+
+    STEP = "checks"
+
+    def ensure(self) -> dict:
+        with self.entry.lock():
+            meta = self.entry.meta()
+            if meta is not None:
+                meta["cached"] = True
+                return meta
+            self.tree.ensure()
+            seed = self.seed()
+            self.entry.reset()
+            log = self.entry.path / "build.log"
+            env = self.make_env()
+            with self.cache.heavy():
+                t0 = time.monotonic()
+                if seed is not None:
+                    self._copy_seed(*seed, log)
+                else:
+                    self.out.mkdir()
+                    self.configure(log)
+                run_logged(self.command(self.make() + [
+                    f"-j{self.jobs}", "modules_prepare"]), log, env=env,
+                    what="make modules_prepare")
+                objs = self.series_objects()
+                for obj in objs:
+                    (self.out / obj).unlink(missing_ok=True)
+                if objs:
+                    run_logged(self.command(self.make() + self.checked("2")
+                                            + [f"-j{self.jobs}", *objs]),
+                               log, env=env, what="compiling the series' "
+                               "files with W=1 and sparse")
+                check_s = time.monotonic() - t0
+                if self.stable:
+                    self._point_at_tree()
+            missing = [o for o in objs if not (self.out / o).is_file()]
+            if missing:
+                raise BuildError(f"not compiled: {', '.join(missing)}", log)
+            w1, sparse = self.diagnostics(log)
+            release = (self.out / "include/config/kernel.release"
+                       ).read_text().strip()
+            return self.entry.complete(
+                ["build/.config", "build/include/config/auto.conf"],
+                arch=self.arch.name, check_seconds=round(check_s, 1),
+                release=release, compiler=self.cc_id, w1_files=objs,
+                w1_warnings=w1, sparse_warnings=sparse, stable=self.stable,
+                seeded_from=seed[0].path.name if seed else None)

@@ -227,7 +227,7 @@ def build(arch: Arch, tree: Tree, cache: cachemod.Cache,
         tests = load(list_path)
     runnable = [t for t in tests if t.skip_reason(base) is None]
     helpers = cachemod.tree_files(HELPERS) if HELPERS.exists() else []
-    inputs = {"cc": compiler_id(arch.user.cc), "tree": tree.key,
+    inputs = {"cc": compiler_id(arch.user.cc), "tree": tree.user_key,
               "list": cachemod.file_checksum(list_path)
               if list_path.exists() else "",
               "helpers": cachemod.hash_files(helpers, HELPERS)

@@ -230,10 +230,14 @@ def publish(m: "Matrix", recs: dict, summary: dict, wall: float) -> None:
                                  "compared with earlier results instead")
             started = (datetime.datetime.now() - datetime.timedelta(
                 seconds=wall)).isoformat(timespec="seconds")
+            # the targets the run left out have no record: their why
+            left = {t: nb["why"] for t, nb in
+                    (summary.get("not_booted") or {}).items()
+                    if t not in recs}
             run = h.record(d.name, d, recs, commit=summary["commit"],
                            series=history.series_hash(), started=started,
                            wall=round(wall, 3),
-                           baseline=base.key if base else None)
+                           baseline=base.key if base else None, left=left)
             cls = h.classify(run.id, base)
             pages = dashboard.write(h, cls, d.parent)
     except Exception as exc:     # noqa: BLE001 - reported, not fatal

@@ -392,7 +392,7 @@ def build_tests(arch: Arch, tree: Tree, cache: cachemod.Cache,
     # the user-space headers of the driver being built (a mutated copy's)
     uapi = driver_dir / "include" / "uapi"
     inc_files = cachemod.tree_files(uapi) if uapi.exists() else []
-    inputs = {"cc": compiler_id(arch.user.cc), "tree": tree.key,
+    inputs = {"cc": compiler_id(arch.user.cc), "tree": tree.user_key,
               "progs": [(p.name, cachemod.file_checksum(p.source))
                         for p in progs],
               "uapi": cachemod.hash_files(inc_files, uapi) if inc_files

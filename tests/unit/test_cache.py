@@ -112,9 +112,10 @@ def test_tree_key_changes_with_series(tmp_path, monkeypatch):
     (tmp_path / "p").mkdir()
     (tmp_path / "p" / "series").write_text("1.patch\n")
     (tmp_path / "p" / "1.patch").write_text("+++ b/a\n")
-    k1 = cache.digest(kernel.tree_inputs(tmp_path / "p"))
+    series = tmp_path / "p"
+    k1 = cache.digest(kernel.tree_inputs(kernel.parse_series(series)))
     (tmp_path / "p" / "1.patch").write_text("+++ b/a\n+more\n")
-    k2 = cache.digest(kernel.tree_inputs(tmp_path / "p"))
+    k2 = cache.digest(kernel.tree_inputs(kernel.parse_series(series)))
     assert k1 != k2
 
 
