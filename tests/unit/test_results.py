@@ -1,5 +1,6 @@
 """Results folder: per-architecture JSON and the summary."""
 import json
+import pathlib
 import types
 
 from matrix import archspec, results
@@ -83,3 +84,79 @@ def test_headline_figures_keep_exact_seeds():
     line = results.figure_line(f)
     assert line == ("stress 1234 ops in 10.0 s, seed 8835576515471267191, "
                     "nopfn/vmf dense 1.012")
+
+
+def fake_plan_matrix(tmp_path):
+    """fake_matrix() with a plan: arm64 and ia64 run, riscv64 compile-
+    checked, two targets left out (matrix/plan.py)."""
+    from matrix import plan
+    m = fake_matrix(tmp_path)
+    arches = archspec.load_all()
+    rv = m.state["riscv64"] = ArchState(arches["riscv64"], role="check")
+    rv.artifacts = types.SimpleNamespace(kernel_meta={}, seconds={
+        "check": 40.0}, errors={})
+    rv.tests = {"test_compile_check[riscv64]": {"status": "passed",
+                                                "duration": 40.0}}
+    m.plan = plan.Plan(run=[arches["arm64"], arches["ia64"]],
+                       check=[arches["riscv64"]],
+                       left={"x86_64-debug": "not selected: --arch arm64",
+                             "sh4": "candidate, not in the matrix"})
+    return m
+
+
+def test_not_booted_names_every_target_with_why(tmp_path):
+    from matrix import history, plan
+    m = fake_plan_matrix(tmp_path)
+    recs = {n: results.arch_record(m, n) for n in m.state}
+    assert (recs["riscv64"]["status"], recs["riscv64"]["role"],
+            recs["riscv64"]["why"]) == ("compile-checked", "check",
+                                        plan.NOT_CACHED)
+    assert recs["arm64"]["why"] is None
+    nb = results.not_booted(m, recs)
+    assert nb == {
+        "ia64": {"status": "build-only", "why": plan.BUILD_ONLY},
+        "riscv64": {"status": "compile-checked", "why": plan.NOT_CACHED},
+        "x86_64-debug": {"status": "not run",
+                         "why": "not selected: --arch arm64"},
+        "sh4": {"status": "not run", "why": "candidate, not in the matrix"}}
+    # without a plan: the records' own, nothing left out
+    del m.plan
+    assert set(results.not_booted(m, recs)) == {"ia64", "riscv64"}
+    lines = results.not_booted_lines({"not_booted": nb})
+    assert lines == [
+        "  not booted (4):",
+        f"    ia64: build-only ({plan.BUILD_ONLY})",
+        f"    riscv64: compile-checked ({plan.NOT_CACHED})",
+        "    x86_64-debug: not run (not selected: --arch arm64)",
+        "    sh4: not run (candidate, not in the matrix)"]
+    # grouped by status and why
+    nb["mips64el"] = dict(nb["riscv64"])
+    assert results.not_booted_lines({"not_booted": nb})[2] == \
+        f"    riscv64, mips64el: compile-checked ({plan.NOT_CACHED})"
+    assert results.not_booted_lines({"not_booted": {}}) == []
+    assert results.not_booted_lines({}) == []
+
+    # through write(): the summary, its lines, and the history's rows
+    m = fake_plan_matrix(tmp_path / "w")
+    results.write(m, wall=4.0)
+    s = json.loads((m.results.path / "summary.json").read_text())
+    assert s["not_booted"] == results.not_booted(
+        m, {n: results.arch_record(m, n) for n in m.state})
+    out = results.summary_lines(m)
+    assert "  not booted (4):" in out
+    assert out.index("  not booted (4):") > max(
+        i for i, ln in enumerate(out) if ln.startswith("  riscv64 "))
+    assert "error" not in s["dashboard"], s["dashboard"]
+    with history.History(pathlib.Path(s["dashboard"]["history"])) as h:
+        (run,) = h.runs()
+        t = h.targets(run.id)
+        assert {n: (r["status"], r["role"], r["why"]) for n, r in
+                t.items()} == {
+            "arm64": ("failed", "run", None),
+            "ia64": ("build-only", "run", plan.BUILD_ONLY),
+            "riscv64": ("compile-checked", "check", plan.NOT_CACHED),
+            "x86_64-debug": ("not run", "left",
+                             "not selected: --arch arm64"),
+            "sh4": ("not run", "left", "candidate, not in the matrix")}
+    page = (m.results.path / "index.html").read_text()
+    assert "Not booted in this run (4)" in page
