@@ -13,8 +13,9 @@ scale for slow kernels. Every variant is part of a full run.
 A file's tier says when its kernel is built from nothing: "fast" (the
 default) in every run, "full" only by the main job (./matrix/run) or when
 asked for by name; the default ./tests/run also boots a full-tier target
-whose kernel is already in the cache (see select_default()). A variant
-is in its file's tier unless it names its own.
+whose kernel is already in the cache, and compile-checks the others
+(matrix/plan.py). A variant is in its file's tier unless it names its
+own.
 """
 from __future__ import annotations
 
@@ -316,13 +317,3 @@ def select(names: Optional[str], arch_dir: pathlib.Path = ARCH_DIR,
         raise ArchError("no architecture selected; known: "
                         + ", ".join(arches))
     return chosen
-
-
-def select_default(cached, arch_dir: pathlib.Path = ARCH_DIR,
-                   variant: Optional[str] = None) -> list[Arch]:
-    """The targets of a default run (./tests/run without --arch): every
-    fast-tier target, and each full-tier one for which cached(target)
-    says its kernel is already built, so that a cold run builds only the
-    fast tier and a warm one boots everything it has."""
-    return [a for a in select(None, arch_dir, variant)
-            if a.tier == "fast" or cached(a)]

@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import pathlib
+import threading
 import time
 from typing import Optional
 
 from . import cache as cachemod
 from . import deps, mmselftests, progress, toolchain
 from .archspec import Arch
-from .kernel import KernelBuild, Tree
+from .kernel import CompileCheck, KernelBuild, Tree
 from .log import BuildError
 from .userspace import (DRIVER_DIR, Modules, TestProgram, build_initramfs,
                         build_modules, build_tests, busybox, describe,
@@ -26,6 +28,7 @@ class Artifacts:
     programs: list[TestProgram] = dataclasses.field(default_factory=list)
     initramfs: Optional[pathlib.Path] = None
     selftests: Optional[mmselftests.Built] = None     # the kernel's mm ones
+    check_meta: Optional[dict] = None       # a compile check's stamp record
     errors: dict[str, BuildError] = dataclasses.field(default_factory=dict)
     seconds: dict[str, float] = dataclasses.field(default_factory=dict)
 
@@ -53,13 +56,15 @@ class Builder:
         self.user_tests = user_tests
         self.install = install
         self._tree: Optional[Tree] = None
+        self._tree_lock = threading.Lock()
 
     @property
     def tree(self) -> Tree:
-        if self._tree is None:
-            self._tree = Tree(self.cache, self.series_dir) \
-                if self.series_dir else Tree(self.cache)
-        return self._tree
+        with self._tree_lock:       # the prebuild thread and the tests'
+            if self._tree is None:
+                self._tree = Tree(self.cache, self.series_dir) \
+                    if self.series_dir else Tree(self.cache)
+            return self._tree
 
     def kernel_cached(self, arch: Arch) -> bool:
         """Whether arch's kernel is already built in the cache (nothing
@@ -75,34 +80,73 @@ class Builder:
             return False
         return kb.meta() is not None
 
+    def compiler_cached(self, arch: Arch) -> bool:
+        """Whether arch's kernel compiler is there without building one
+        (a Debian package counts: installing it takes seconds)."""
+        try:
+            return toolchain.cached_prefix(arch, self.cache) is not None
+        except BuildError:
+            return False
+
+    def _deps(self, art: Artifacts, boot: bool = True) -> bool:
+        """Install what the target needs; False (the kernel step's error
+        recorded) if that failed."""
+        try:
+            deps.ensure([art.arch], install=self.install, boot=boot)
+        except deps.MissingTools as exc:
+            art.errors["kernel"] = BuildError(str(exc))
+            return False
+        except Exception as exc:  # apt-get failed
+            art.errors["kernel"] = BuildError(f"installing packages: {exc}")
+            return False
+        return True
+
+    def step(self, art: Artifacts, name: str, fn, label: str = ""):
+        """Run one build step of art's target: its result, or None with
+        the error recorded in art."""
+        t0 = time.monotonic()
+        built = len(self.cache.built)
+        with progress.step(art.arch.name, label or name):
+            try:
+                return fn()
+            except BuildError as exc:
+                art.errors[name] = exc
+                return None
+            finally:
+                art.seconds[name] = round(time.monotonic() - t0, 3)
+                progress.step_done(art.seconds[name],
+                                   len(self.cache.built) > built,
+                                   name in art.errors)
+
+    def check(self, arch: Arch) -> Artifacts:
+        """Compile-check a target instead of building its kernel
+        (kernel.CompileCheck), then build the modules against the
+        prepared folder and the test programs."""
+        art = Artifacts(arch)
+        if not self._deps(art, boot=False):
+            return art
+        step = functools.partial(self.step, art)
+        cc = step("check", lambda: CompileCheck(
+            arch, self.tree, self.cache,
+            toolchain.cross_prefix(arch, self.cache)), "toolchain")
+        if cc is not None:
+            art.check_meta = step("check", cc.ensure)
+            art.kernel_log = cc.entry.path / "build.log"
+        if art.check_meta is not None:
+            art.modules = step("modules", lambda: build_modules(
+                cc, self.cache, self.driver_dir))
+        if arch.user is not None:
+            art.programs = step("tests", lambda: build_tests(
+                arch, self.tree, self.cache, self.user_tests,
+                self.driver_dir)) or []
+        return art
+
     def build(self, arch: Arch) -> Artifacts:
         """Build each step; a failed step is recorded, later ones skipped."""
         art = Artifacts(arch)
-
-        def step(name: str, fn, label: str = ""):
-            t0 = time.monotonic()
-            built = len(self.cache.built)
-            with progress.step(arch.name, label or name):
-                try:
-                    return fn()
-                except BuildError as exc:
-                    art.errors[name] = exc
-                    return None
-                finally:
-                    art.seconds[name] = round(time.monotonic() - t0, 3)
-                    progress.step_done(art.seconds[name],
-                                       len(self.cache.built) > built,
-                                       name in art.errors)
-
-        try:
-            deps.ensure([arch], install=self.install)
-        except deps.MissingTools as exc:
-            art.errors["kernel"] = BuildError(str(exc))
+        if not self._deps(art):
             return art
-        except Exception as exc:  # apt-get failed
-            art.errors["kernel"] = BuildError(f"installing packages: {exc}")
-            return art
-
+        step = functools.partial(self.step, art)
         kb = step("kernel", lambda: KernelBuild(
             arch, self.tree, self.cache,
             toolchain.cross_prefix(arch, self.cache)), "toolchain")

@@ -14,13 +14,14 @@ import os
 import pathlib
 import random
 import re
+import threading
 import time
 from typing import Optional
 
 import pytest
 
-from . import archspec, cache as cachemod, kernlog, ktap, mmselftests, \
-    remote, results
+from . import archspec, cache as cachemod, kernlog, ktap, log, \
+    mmselftests, plan, remote, results
 from .build import Artifacts, Builder, expected_programs
 from .guest import Guest, GuestError, Output
 
@@ -99,6 +100,7 @@ class ProgramRun:
 @dataclasses.dataclass
 class ArchState:
     arch: archspec.Arch
+    role: str = "run"       # "run" or "check" (matrix/plan.py)
     artifacts: Optional[Artifacts] = None
     guest: Optional[Guest] = None
     boot_error: str = ""
@@ -112,22 +114,15 @@ class ArchState:
     metrics: dict[str, dict] = dataclasses.field(default_factory=dict)
     programs: dict[str, dict] = dataclasses.field(default_factory=dict)
     kernel_version: str = ""
+    # held while the artifacts are built (the prebuild thread, or a test)
+    building: threading.Lock = dataclasses.field(
+        default_factory=threading.Lock)
 
 
 class Matrix:
     def __init__(self, config):
         self.config = config
         opt = config.getoption
-        try:
-            if opt("--arch") == "default":
-                probe = Builder(cachemod.Cache())
-                self.arches = archspec.select_default(
-                    probe.kernel_cached, variant=opt("--variant"))
-            else:
-                self.arches = archspec.select(opt("--arch"),
-                                              variant=opt("--variant"))
-        except archspec.ArchError as exc:
-            raise pytest.UsageError(str(exc)) from exc
         user = opt("--user-tests")
         self.user_tests = pathlib.Path(user).resolve() if user else None
         self.programs = expected_programs(self.user_tests)
@@ -153,6 +148,18 @@ class Matrix:
                                else None,
                                pathlib.Path(series).resolve() if series
                                else None)
+        try:
+            if opt("--arch") == "default":
+                self.plan = plan.default_plan(
+                    self.builder.kernel_cached, self.builder.compiler_cached,
+                    variant=opt("--variant"))
+            else:
+                self.plan = plan.chosen_plan(opt("--arch"),
+                                             variant=opt("--variant"))
+        except archspec.ArchError as exc:
+            raise pytest.UsageError(str(exc)) from exc
+        self.arches = self.plan.run         # built, and booted if they can
+        self.checked = self.plan.check      # compile-checked only
         self.test_timeout = opt("--test-timeout")
         self.boot_timeout = opt("--boot-timeout")
         self.seed = opt("--seed")
@@ -164,9 +171,13 @@ class Matrix:
         self._results: Optional[results.ResultsDir] = None
         self.expected = kernlog.load_expected(EXPECTED_WARNINGS)
         self.state = {a.name: ArchState(a) for a in self.arches}
+        self.state.update((a.name, ArchState(a, role="check"))
+                          for a in self.checked)
         self.current: Optional[ArchState] = None
         self.rebuilt: list[str] = []
         self.t0 = time.monotonic()
+        self._prebuilder: Optional[threading.Thread] = None
+        self._stopping = threading.Event()
 
     @property
     def results(self) -> results.ResultsDir:
@@ -184,9 +195,47 @@ class Matrix:
     # ------------------------------------------------------------- builds
     def artifacts(self, name: str) -> Artifacts:
         st = self.state[name]
-        if st.artifacts is None:
-            st.artifacts = self.builder.build(st.arch)
-        return st.artifacts
+        with st.building:
+            if st.artifacts is None:
+                st.artifacts = self.builder.check(st.arch) if \
+                    st.role == "check" else self.builder.build(st.arch)
+            return st.artifacts
+
+    def prebuild(self, names: list[str]) -> None:
+        """Build the targets named, in this order, in a thread of their
+        own, in the background (log.background()): on the cores that the
+        guests and builds of the tests leave idle, what a later test
+        needs is built while the earlier ones run. A test that needs a
+        target first waits for it, or builds it itself; a failure is the
+        test's to report, as when it builds. NOPFN_PREBUILD=0: none."""
+        if not names or os.environ.get("NOPFN_PREBUILD", "1") == "0":
+            return
+
+        def work() -> None:
+            with log.background():
+                for n in names:
+                    if self._stopping.is_set():
+                        return
+                    try:
+                        self.artifacts(n)
+                    except Exception:       # noqa: BLE001
+                        # not stored: the test that needs it builds it
+                        # again and reports the error
+                        pass
+
+        self._prebuilder = threading.Thread(target=work, daemon=True,
+                                            name="nopfn-prebuild")
+        self._prebuilder.start()
+
+    def stop_prebuild(self) -> None:
+        """End the prebuild thread, killing what it runs."""
+        t = self._prebuilder
+        if t is None:
+            return
+        self._stopping.set()
+        log.stop_background()
+        t.join()
+        self._prebuilder = None
 
     # ------------------------------------------------------------- guests
     def guest(self, name: str) -> Guest:
@@ -324,7 +373,9 @@ class MatrixHooks:
             return
         m = self.get()
         ph = getattr(metafunc.function, "matrix_phase", NO_PHASE)
-        arches = [a for a in m.arches if a.bootable or not ph.guest]
+        arches = [a for a in m.arches if ph.role in ("run", "both") and
+                  (a.bootable or not ph.guest)]
+        arches += [a for a in m.checked if ph.role in ("check", "both")]
         user_only = ph.user
         if user_only:
             arches = [a for a in arches if a.user is not None]
@@ -355,7 +406,7 @@ class MatrixHooks:
 
     def pytest_collection_modifyitems(self, session, config, items):
         m = self.get()
-        order = {a.name: i for i, a in enumerate(m.arches)}
+        order = {a.name: i for i, a in enumerate(m.arches + m.checked)}
         prog_order = {p.name: i for i, p in enumerate(m.programs)}
 
         def key(item):
@@ -376,6 +427,21 @@ class MatrixHooks:
             config.hook.pytest_deselected(items=gone)
             items[:] = [i for i in items if not empty(i)]
         items.sort(key=key)
+
+    def pytest_collection_finish(self, session):
+        """Start building, in the background, the targets that the
+        session's items need after the first one (which the first item
+        that needs it builds at once)."""
+        m = self.matrix
+        if m is None:
+            return
+        names: list[str] = []
+        for item in session.items:
+            spec = getattr(item, "callspec", None)
+            n = spec.params.get("arch") if spec else None
+            if isinstance(n, str) and n in m.state and n not in names:
+                names.append(n)
+        m.prebuild(names[1:])
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -410,9 +476,12 @@ class MatrixHooks:
                     str(rep.longrepr)[-4000:] if rep.longrepr else ""
 
     def pytest_sessionfinish(self, session, exitstatus):
+        if self.matrix is not None and not self.matrix.used:
+            self.matrix.stop_prebuild()
         if self.matrix is None or not self.matrix.used:
             return
         m = self.matrix
+        m.stop_prebuild()
         m.stop_all()
         m.rebuilt = m.builder.cache.built
         results.write(m, time.monotonic() - m.t0)
@@ -435,17 +504,23 @@ class Phase:
     sub: int
     guest: bool
     user: bool
+    role: str = "run"
 
 
 NO_PHASE = Phase(0, 0, False, False)
 
 
-def phase(n: int, sub: int = 0, guest: bool = False, user: bool = False):
-    """Decorator: where an item runs within its architecture's group."""
+def phase(n: int, sub: int = 0, guest: bool = False, user: bool = False,
+          role: str = "run"):
+    """Decorator: where an item runs within its architecture's group, and
+    for which targets: those the run builds ("run"), those it only
+    compile-checks ("check"), or both."""
+    assert role in ("run", "check", "both")
+
     def mark(fn):
         # one attribute: pytest makes each function attribute a keyword
         # that -k matches (a "needs_user" would match -k user)
-        fn.matrix_phase = Phase(n, sub, guest, user)
+        fn.matrix_phase = Phase(n, sub, guest, user, role)
         return fn
     return mark
 

@@ -65,14 +65,21 @@ def arch_record(m: "Matrix", name: str) -> dict:
         status = "not run"
     elif failed:
         status = "failed"
+    elif st.role == "check":
+        status = "compile-checked"
     elif not st.arch.bootable:
         status = "build-only"
     else:
         status = "passed"
+    plan = getattr(m, "plan", None)
     rec = {
         "arch": name,
         "bootable": st.arch.bootable,
         "status": status,
+        # "run" (built, booted where it can be) or "check" (compile-
+        # checked only), and why it is not booted (matrix/plan.py)
+        "role": st.role,
+        "why": plan.why(st.arch) if plan is not None else None,
         "kernel": {
             "release": km.get("release"),
             "version": st.kernel_version or None,
@@ -121,6 +128,7 @@ def write(m: "Matrix", wall: float) -> None:
         figures = headline_figures(rec)
         if figures:
             summary["arches"][name]["figures"] = figures
+    summary["not_booted"] = not_booted(m, recs)
     guest = sum(a["guest_seconds"] for a in summary["arches"].values())
     summary["guest_seconds"] = round(guest, 3)
     summary["overhead_seconds"] = round(wall - guest, 3)
@@ -128,6 +136,18 @@ def write(m: "Matrix", wall: float) -> None:
     (m.results.path / "summary.json").write_text(
         json.dumps(summary, indent=1, sort_keys=True))
     m.summary = summary
+
+
+def not_booted(m: "Matrix", recs: dict[str, dict]) -> dict[str, dict]:
+    """Every target the run knows of and did not boot, with its status
+    and why: build-only and compile-checked targets of the run, and
+    those it left out (not selected, no compiler, candidates)."""
+    out = {name: {"status": rec["status"], "why": rec["why"]}
+           for name, rec in recs.items() if rec.get("why")}
+    plan = getattr(m, "plan", None)
+    for name, why in (plan.left.items() if plan is not None else ()):
+        out[name] = {"status": "not run", "why": why}
+    return out
 
 
 # (label, program, metric, format) of the figures the summary shows
@@ -185,6 +205,7 @@ def summary_lines(m: "Matrix") -> list[str]:
                    f"{a['guest_seconds']:.2f} s")
         if a.get("figures"):
             out.append(f"  {'':8} {figure_line(a['figures'])}")
+    out += not_booted_lines(s)
     out.append(f"  wall {s['wall_seconds']:.2f} s, guests "
                f"{s['guest_seconds']:.2f} s, harness "
                f"{s['overhead_seconds']:.2f} s")
@@ -192,6 +213,20 @@ def summary_lines(m: "Matrix") -> list[str]:
     out.append(f"  rebuilt: {', '.join(rebuilt) if rebuilt else 'nothing'}")
     out.append(f"  results: {s['results']}")
     out += verdict_lines(s)
+    return out
+
+
+def not_booted_lines(s: dict) -> list[str]:
+    """The targets the run did not boot, grouped by why."""
+    nb = s.get("not_booted") or {}
+    if not nb:
+        return []
+    groups: dict[tuple[str, str], list[str]] = {}
+    for name, t in nb.items():
+        groups.setdefault((t["status"], t["why"]), []).append(name)
+    out = [f"  not booted ({len(nb)}):"]
+    for (status, why), names in groups.items():
+        out.append(f"    {', '.join(names)}: {status} ({why})")
     return out
 
 

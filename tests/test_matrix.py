@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from matrix import kernlog, ktap, mmselftests
+from matrix import kernel, kernlog, ktap, mmselftests
 from matrix.plugin import phase
 
 
@@ -30,78 +30,101 @@ def test_kernel_build(matrix, arch):
     assert art.kernel_meta["release"].endswith("-nopfn")
 
 
-@phase(1)
-def test_series_w1_clean(matrix, arch):
-    """W=1 adds no warning in the lines the series writes.
+def at_changed_lines(matrix, reports: list[str]) -> list[str]:
+    """The reports (W=1 or sparse) located at a line that the series
+    wrote or changed.
 
-    The W=1 pass also reruns arch prepare steps whose own warnings (ia64's
-    asm-offsets and clone3 #warning) predate the series, and a file the
-    series touches may have W=1 warnings of its own (mips's fault.c:
-    do_page_fault() has no prototype in 6.1): only warnings located at a
-    line that the series wrote or changed count.
-    """
-    art = matrix.artifacts(arch)
-    _fail_build(art, "kernel")
-    assert art.kernel_meta["w1_files"], "no file of the series compiled"
+    A build also reports for arch prepare steps whose own warnings
+    (ia64's asm-offsets and clone3 #warning) predate the series, and a
+    file the series touches may have warnings of its own (mips's
+    fault.c: do_page_fault() has no prototype in 6.1): only reports at
+    the series' lines count. A sparse report that points at no file
+    (sparse could not run) always counts."""
     tree = matrix.builder.tree
     mine = tree.touched_files()
-    changed = {}
-    w = []
-    for x in art.kernel_meta["w1_warnings"]:
-        m = re.search(r"(?:^|src/)(" + "|".join(re.escape(f) for f in mine) +
-                      r"):(\d+):", x)
+    changed: dict[str, set[int]] = {}
+    out = []
+    for x in reports:
+        m = re.search(r"(?:^|src/|sparse: )(" +
+                      "|".join(re.escape(f) for f in mine) + r"):(\d+):", x)
         if not m:
+            if kernel.SPARSE_NOWHERE.match(x):
+                out.append(x)
             continue
         f = m.group(1)
         if f not in changed:
             changed[f] = tree.changed_lines(f)
         if int(m.group(2)) in changed[f]:
-            w.append(x)
+            out.append(x)
+    return out
+
+
+@phase(1)
+def test_series_w1_clean(matrix, arch):
+    """W=1 adds no warning in the lines the series writes."""
+    art = matrix.artifacts(arch)
+    _fail_build(art, "kernel")
+    assert art.kernel_meta["w1_files"], "no file of the series compiled"
+    w = at_changed_lines(matrix, art.kernel_meta["w1_warnings"])
     assert not w, "W=1 warnings:\n" + "\n".join(w)
 
 
-# The C files the series touches, and the option that builds each here
-# (None: every configuration).
-SERIES_C_FILES = {
-    "mm/memory.c": None,
-    "mm/util.c": None,
-    "arch/riscv/mm/cacheflush.c": "CONFIG_RISCV",
-    "arch/riscv/mm/fault.c": "CONFIG_RISCV",
-    "arch/mips/mm/fault.c": "CONFIG_MIPS",
-    "arch/mips/mm/cache.c": "CONFIG_MIPS",
-    "drivers/char/mspec.c": "CONFIG_MSPEC",     # ia64's in-tree user
-}
+@phase(1)
+def test_series_sparse_clean(matrix, arch):
+    """sparse reports nothing in the lines the series writes, in the C
+    files of the series that this configuration builds."""
+    art = matrix.artifacts(arch)
+    _fail_build(art, "kernel")
+    w = at_changed_lines(matrix, art.kernel_meta["sparse_warnings"])
+    assert not w, "sparse:\n" + "\n".join(w)
 
 
 @phase(1)
 def test_series_files_compiled(matrix, arch):
     """Every C file of the series that this configuration builds was
     compiled, with W=1 (ia64: the in-tree mspec converted to ->nopfn())."""
-    from matrix import kernel
     art = matrix.artifacts(arch)
     _fail_build(art, "kernel")
     touched = matrix.builder.tree.touched_c_files()
-    unknown = sorted(set(touched) - set(SERIES_C_FILES))
-    assert not unknown, f"add to SERIES_C_FILES: {unknown}"
+    unknown = sorted(set(touched) - set(kernel.SERIES_C_FILES))
+    assert not unknown, f"add to kernel.SERIES_C_FILES: {unknown}"
     config = kernel.fragment_options(
         (art.kernel_log.parent / "build" / ".config").read_text())
-    want = [f for f in touched if SERIES_C_FILES[f] is None or
-            config.get(SERIES_C_FILES[f], "n") in ("y", "m")]
+    want = [f for f in touched if kernel.built_by(f, config, "")]
     missing = [f for f in want
                if f[:-2] + ".o" not in art.kernel_meta["w1_files"]]
     assert not missing, f"not compiled with W=1: {missing}"
 
 
-@phase(2)
-def test_modules_build(matrix, arch):
-    """Every module of driver/Kbuild builds with W=1 and no warning."""
+@phase(0, role="check")
+def test_compile_check(matrix, arch):
+    """A target whose kernel this run does not build (matrix/plan.py):
+    its kernel configured and prepared, the series' C files that its
+    configuration builds compiled, with no W=1 warning and no sparse
+    report in the lines the series writes."""
     art = matrix.artifacts(arch)
-    _fail_build(art, "kernel", "modules")
+    _fail_build(art, "check")
+    meta = art.check_meta
+    assert meta["w1_files"], "no file of the series compiled"
+    unknown = sorted(set(matrix.builder.tree.touched_c_files()) -
+                     set(kernel.SERIES_C_FILES))
+    assert not unknown, f"add to kernel.SERIES_C_FILES: {unknown}"
+    w = at_changed_lines(matrix, meta["w1_warnings"])
+    s = at_changed_lines(matrix, meta["sparse_warnings"])
+    assert not w and not s, "\n".join(["W=1 warnings:", *w, "sparse:", *s])
+
+
+@phase(2, role="both")
+def test_modules_build(matrix, arch):
+    """Every module of driver/Kbuild builds with W=1 and no warning
+    (against the built kernel, or the compile check's prepared tree)."""
+    art = matrix.artifacts(arch)
+    _fail_build(art, "kernel", "check", "modules")
     assert sorted(art.modules.names) == sorted(matrix.modules)
     assert not art.modules.warnings, "\n".join(art.modules.warnings)
 
 
-@phase(3, guest=False, user=True)
+@phase(3, guest=False, user=True, role="both")
 def test_program_builds(matrix, arch, program):
     """Each C test program cross-compiles statically without warnings."""
     art = matrix.artifacts(arch)

@@ -216,25 +216,6 @@ def test_tier_default_and_bad_value(tmp_path):
     assert "tier must be one of fast, full, not 'slow'" in str(exc.value)
 
 
-def test_select_default_takes_cached_full_tier(tmp_path):
-    write(tmp_path, "toy", GOOD)
-    write(tmp_path, "big", "tier: full\n" + GOOD.replace("name: toy",
-                                                          "name: big"))
-    write(tmp_path, "huge", "tier: full\n" + GOOD.replace("name: toy",
-                                                           "name: huge"))
-    asked = []
-
-    def cached(a):
-        asked.append(a.name)
-        return a.name == "huge"
-    got = [a.name for a in archspec.select_default(cached, tmp_path)]
-    assert got == ["huge", "toy"]
-    assert sorted(asked) == ["big", "huge"]     # fast ones are not probed
-    # "all" is still every file
-    assert [a.name for a in archspec.select("all", tmp_path)] == \
-        ["big", "huge", "toy"]
-
-
 def test_boot_warnings_allow_only_their_line(tmp_path):
     """A machine's boot warning is allowed on that target and no other
     report with it; a bad pattern or a missing reason is refused."""

@@ -1,0 +1,76 @@
+"""A default run compile-checks the targets whose kernels it does not
+build, so that a broken hunk for any architecture fails it.
+
+A copy of the series gets one more patch that breaks a mips-only file
+(an #error in arch/mips/mm/fault.c, which only the mips targets build).
+Its kernels are in no cache, so a default run (no --arch: the fast tier
+built and booted, the full tier compile-checked, matrix/plan.py) of the
+compile checks must fail on mips64el and mipsel, with the compiler's
+error, pass on a target that does not build the file (armhf), and name
+every target and candidate in its summary with its status.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+
+from matrix import archspec, cache, kernel, plan
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+BROKEN = "arch/mips/mm/fault.c"
+MIPS = ("mips64el", "mipsel")
+
+
+def broken_series(tmp: pathlib.Path) -> pathlib.Path:
+    """kernel/patches/ with a last patch that puts an #error in BROKEN."""
+    series = tmp / "patches"
+    shutil.copytree(kernel.SERIES_DIR, series)
+    src = kernel.Tree(cache.Cache()).ensure()
+    old = (src / BROKEN).read_text().splitlines(keepends=True)
+    new = list(old)
+    at = next(i for i, line in enumerate(new) if line.startswith("#include"))
+    new.insert(at, '#error "a broken mips hunk (tests/test_compile_check.py)"'
+               "\n")
+    diff = difflib.unified_diff(old, new, f"a/{BROKEN}", f"b/{BROKEN}")
+    (series / "zz-broken-mips.patch").write_text(
+        "A mips-only hunk that does not compile.\n\n" + "".join(diff))
+    with (series / "series").open("a") as f:
+        f.write("zz-broken-mips.patch\n")
+    return series
+
+
+def test_a_broken_mips_hunk_fails_the_default_run(tmp_path):
+    series = broken_series(tmp_path)
+    res = tmp_path / "results"
+    # the compile checks of the mips targets and of one that does not
+    # build the file (the other targets' items are deselected: their
+    # checks are the same as armhf's, minutes more of the same)
+    p = subprocess.run(
+        [sys.executable, "-m", "pytest", str(REPO / "tests" /
+                                             "test_matrix.py"),
+         "-p", "no:cacheprovider", "-q", f"--series={series}",
+         f"--results={res}", "--no-install",
+         "-k", "compile_check and (mips64el or mipsel or armhf)"],
+        cwd=REPO, capture_output=True, text=True, timeout=1800)
+    out = p.stdout + p.stderr
+    assert p.returncode != 0, f"the run passed with a broken hunk:\n{out}"
+    summary = json.loads((res / "summary.json").read_text())
+    for t in MIPS:
+        rec = json.loads((res / f"{t}.json").read_text())
+        case = rec["tests"][f"test_compile_check[{t}]"]
+        assert case["status"] == "failed", (t, case, out)
+        assert "a broken mips hunk" in case["message"], case["message"]
+        assert summary["arches"][t]["status"] == "failed"
+    arm = json.loads((res / "armhf.json").read_text())
+    assert arm["tests"]["test_compile_check[armhf]"]["status"] == "passed"
+    assert summary["arches"]["armhf"]["status"] == "compile-checked"
+    # every target and candidate is named: booted, or why not
+    every = set(archspec.load_all()) | set(plan.candidates())
+    named = set(summary["arches"]) | set(summary["not_booted"])
+    assert every <= named, sorted(every - named)
+    for t in (*MIPS, "armhf"):
+        assert summary["not_booted"][t]["why"] == plan.NOT_CACHED
