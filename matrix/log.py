@@ -1,10 +1,47 @@
 """Running build commands with their output in a log file."""
 from __future__ import annotations
 
+import atexit
+import contextlib
+import os
 import pathlib
+import shutil
+import signal
 import subprocess
+import threading
 import time
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
+
+_local = threading.local()
+_running: set[subprocess.Popen] = set()     # background commands
+
+
+@contextlib.contextmanager
+def background() -> Iterator[None]:
+    """In this thread, run_logged() runs commands in the background: at
+    the idle scheduling class (chrt --idle: only on time that nothing
+    else wants, so a guest or a build in the foreground keeps the cores),
+    each in a process group of its own that stop_background() ends."""
+    _local.background = True
+    try:
+        yield
+    finally:
+        _local.background = False
+
+
+def in_background() -> bool:
+    return getattr(_local, "background", False)
+
+
+def stop_background() -> None:
+    """Kill the background commands that run (their builds fail, and
+    their cache entries stay incomplete: built again when next needed)."""
+    for p in list(_running):
+        with contextlib.suppress(OSError):
+            os.killpg(p.pid, signal.SIGKILL)
+
+
+atexit.register(stop_background)
 
 
 class BuildError(Exception):
@@ -35,16 +72,21 @@ def run_logged(cmd: Sequence[str], log: pathlib.Path, *, what: str,
     log.parent.mkdir(parents=True, exist_ok=True)
     progress.emit(what)
     t0 = time.monotonic()
+    bg = in_background()
+    if bg and shutil.which("chrt"):
+        cmd = ["chrt", "--idle", "0", *cmd]
     with log.open("a") as f:
         f.write(f"$ {' '.join(map(str, cmd))}\n")
         f.flush()
         try:
             p = subprocess.Popen(list(map(str, cmd)), stdout=f,
                                  stderr=subprocess.STDOUT, env=env,
-                                 cwd=cwd)
+                                 cwd=cwd, start_new_session=bg)
         except OSError as exc:
             raise BuildError(f"{what}: cannot run {cmd[0]}: {exc}",
                              log) from exc
+        if bg:
+            _running.add(p)
         try:
             while True:     # a line now and then while a command runs
                 try:
@@ -58,5 +100,7 @@ def run_logged(cmd: Sequence[str], log: pathlib.Path, *, what: str,
             p.kill()
             p.wait()
             raise
+        finally:
+            _running.discard(p)
     if rc != 0:
         raise BuildError(f"{what} failed (exit {rc})", log)

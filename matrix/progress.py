@@ -25,15 +25,18 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 import time
 from typing import Callable, Iterator, Optional
+
+from .log import in_background
 
 HEARTBEAT = float(os.environ.get("NOPFN_PROGRESS_EVERY", "60"))
 
 _t0 = time.monotonic()
 _writer: Optional[Callable[[str], None]] = None
 _tty: Optional[bool] = None
-_where: list[tuple[str, str]] = []      # (target, step) being built
+_local = threading.local()      # .where: the (target, step)s being built
 
 
 def configure(writer: Optional[Callable[[str], None]] = None,
@@ -69,8 +72,17 @@ def line(message: str) -> str:
     """message with the run's clock and the current target and step."""
     el = int(time.monotonic() - _t0)
     clock = f"{el // 60:3d}:{el % 60:02d}"
-    target, step = _where[-1] if _where else ("", "")
+    where = _stack()
+    target, step = where[-1] if where else ("", "")
+    if in_background():
+        message = "(background) " + message
     return f"[{clock}] {target:13} {step:11} {message}".rstrip()
+
+
+def _stack() -> list[tuple[str, str]]:
+    if not hasattr(_local, "where"):
+        _local.where = []
+    return _local.where
 
 
 def emit(message: str) -> None:
@@ -86,11 +98,11 @@ def emit(message: str) -> None:
 @contextlib.contextmanager
 def step(target: str, name: str) -> Iterator[None]:
     """Lines emitted inside are about target's step name."""
-    _where.append((target, name))
+    _stack().append((target, name))
     try:
         yield
     finally:
-        _where.pop()
+        _stack().pop()
 
 
 def step_done(seconds: float, built: bool, failed: bool) -> None:
