@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -289,40 +290,65 @@ TEST_F(alloc, pages_zeroed_after_reuse)
 }
 
 /*
- * A page handed out must not carry what its previous user left there, even
- * when that user was not mspec (whose own pages are cleared when freed): a
- * child fills anonymous memory with a pattern and exits, so its pages go
- * back to the page allocator dirty, and the mappings that follow at once
- * are likely to get some of them.
+ * Leave @npages pages dirty on this CPU's free lists of unmovable pages,
+ * where mspec's next order-0 allocations on this CPU take them from: a
+ * pipe's buffer pages (GFP_HIGHUSER, unmovable, without highmem on the
+ * 64-bit targets) filled with 0xa5 and freed by closing the pipe. The
+ * page allocator hands out the most recently freed page of a per-CPU list
+ * first. 0, or -1 with errno.
+ */
+static int dirty_unmovable_pages(unsigned long npages, unsigned long psz)
+{
+	static char buf[65536];
+	unsigned long want = npages * psz, done = 0;
+	int fd[2], ret = -1;
+	ssize_t n;
+
+	memset(buf, 0xa5, sizeof(buf));
+	if (pipe2(fd, O_NONBLOCK))
+		return -1;
+	if (fcntl(fd[1], F_SETPIPE_SZ, (int)want) < 0)
+		goto out;
+	while (done < want) {
+		n = write(fd[1], buf, sizeof(buf) < want - done ?
+			  sizeof(buf) : want - done);
+		if (n <= 0)
+			goto out;
+		done += n;
+	}
+	ret = 0;
+out:
+	close(fd[0]);
+	close(fd[1]);
+	return ret;
+}
+
+/*
+ * A page handed out must not carry what its previous user left there,
+ * even when that user was not mspec (whose own pages are cleared when
+ * freed). The test stays on one CPU and, right before each mapping, frees
+ * four times as many dirty pages of mspec's kind (unmovable) as the
+ * mapping takes onto that CPU's free list, so that without zeroing every
+ * page of it comes back dirty: anonymous memory would not do, its pages
+ * are movable and go to another list.
  */
 TEST_F(alloc, no_data_from_previous_user)
 {
-	const unsigned long npages = 64, dirty_pages = 4096;
+	const unsigned long npages = 64;
+	cpu_set_t cpu;
 	int t;
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
+	CPU_ZERO(&cpu);
+	CPU_SET(sched_getcpu(), &cpu);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpu), &cpu));
 	for (t = 0; t < nmappable; t++) {
 		unsigned long i, n = npages * psz / 8, bad = 0;
-		int status;
-		pid_t pid;
 		__u64 *p;
 
-		pid = fork();
-		ASSERT_LE(0, pid);
-		if (pid == 0) {
-			char *a = mmap(NULL, dirty_pages * psz,
-				       PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-			if (a == MAP_FAILED)
-				_exit(1);
-			memset(a, 0xa5, dirty_pages * psz);
-			_exit(0);
-		}
-		ASSERT_EQ(pid, waitpid(pid, &status, 0));
-		ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-
+		ASSERT_EQ(0, dirty_unmovable_pages(4 * npages, psz))
+			TH_LOG("pipe: %s", strerror(errno));
 		p = map_rw(dev_path[t], npages * psz);
 		ASSERT_NE(MAP_FAILED, p);
 		for (i = 0; i < n; i++)
