@@ -47,7 +47,7 @@ HOST = [
     Need("flex", "flex"), Need("bison", "bison"), Need("bc", "bc"),
     Need("perl", "perl"), Need("xz", "xz-utils"), Need("patch", "patch"),
     Need("rsync", "rsync"), Need("ccache", "ccache"),
-    Need("sparse", "sparse"),       # kernel.SPARSE, on the series' files
+    Need("sparse", "sparse"),   # kernel.SERIES_CHECK, on the series' files
     Need("/usr/include/libelf.h", "libelf-dev"),
     Need("/usr/include/openssl/ssl.h", "libssl-dev"),
     Need("/usr/src/linux-source-6.1.tar.xz", "linux-source-6.1"),

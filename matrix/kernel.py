@@ -313,9 +313,10 @@ SERIES_C_FILES = {
 SRCARCH = {"x86_64": "x86", "i386": "x86", "sparc64": "sparc",
            "sparc32": "sparc", "parisc64": "parisc"}
 
-# kbuild's CHECK=: sparse on the series' files only (NOPFN_SPARSE_FILES),
-# its reports prefixed "sparse: "
-SPARSE = pathlib.Path(__file__).resolve().parent / "tools" / "sparse-series"
+# kbuild's checkers, sparse and W=1's kernel-doc, on the series' files
+# only (NOPFN_SPARSE_FILES); sparse's reports prefixed "sparse: "
+SERIES_CHECK = pathlib.Path(__file__).resolve().parent / "tools" / \
+    "series-check"
 
 # a sparse line that points at no file and is no note: sparse could not
 # run ("sh: sparse: not found") or gave up
@@ -454,10 +455,11 @@ class TreeBuild:
 
     @staticmethod
     def checked(c: str) -> list[str]:
-        """make's arguments for W=1 and sparse (through SPARSE, on the
-        series' files) on what it compiles; c: kbuild's C= (1: what is
-        compiled, 2: every file named)."""
-        return ["W=1", f"C={c}", f"CHECK={SPARSE}"]
+        """make's arguments for W=1 on what it compiles, and sparse and
+        kernel-doc on the series' files among them (SERIES_CHECK); c:
+        kbuild's C= (1: what is compiled, 2: every file named)."""
+        return ["W=1", f"C={c}", f"CHECK={SERIES_CHECK} sparse",
+                f"cmd_checkdoc={SERIES_CHECK} kernel-doc $(srctree) $<"]
 
     def _point_at_tree(self) -> None:
         """Make the build folder name the tree by its real path, as if it
@@ -558,8 +560,8 @@ class KernelBuild(TreeBuild):
         """Build unless an intact entry exists; returns the stamp record.
 
         One make builds the kernel and its modules with W=1, and sparse
-        on the series' files (SPARSE): their reports in those files are
-        the stamp's w1_warnings and sparse_warnings."""
+        and kernel-doc on the series' files (SERIES_CHECK): the reports
+        in those files are the stamp's w1_warnings and sparse_warnings."""
         with self.entry.lock():
             meta = self.entry.meta()
             if meta is not None:
