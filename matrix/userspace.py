@@ -279,7 +279,7 @@ def build_modules(kb: KernelBuild, cache: cachemod.Cache,
 @dataclasses.dataclass
 class TestProgram:
     name: str                   # path below /tests in the guest
-    source: pathlib.Path
+    source: pathlib.Path        # its C file, or its folder of C files
     kind: str                   # "ktap" (kselftest_harness) or "plain"
     cases: list[str]            # KTAP test names expected, in order
     binary: Optional[pathlib.Path]
@@ -331,14 +331,43 @@ def ktap_cases(source: str) -> list[str]:
     return cases
 
 
+# C files and headers that every test program of tests/guest/ may use:
+# the files are linked from an archive, so a program gets only what it
+# calls (a --user-tests program too, when it includes their headers).
+GUEST_LIB = GUEST_TESTS / "lib"
+
+
+def _programs_in(folder: pathlib.Path) -> list[tuple[str, pathlib.Path]]:
+    """The test programs of a folder: each C file, and each subfolder of C
+    files (a program of several files), but lib/."""
+    out = [(p.stem, p) for p in folder.glob("*.c")]
+    out += [(d.name, d) for d in folder.iterdir()
+            if d.is_dir() and d != GUEST_LIB and any(d.glob("*.c"))]
+    return sorted(out)
+
+
 def discover_tests(user_dir: Optional[pathlib.Path]
                    ) -> list[tuple[str, pathlib.Path]]:
-    progs = [(p.stem, p) for p in sorted(GUEST_TESTS.glob("*.c"))]
+    progs = _programs_in(GUEST_TESTS)
     if user_dir is not None:
         if not user_dir.is_dir():
             raise BuildError(f"--user-tests {user_dir}: not a folder")
-        progs += [(f"user/{p.stem}", p) for p in sorted(user_dir.glob("*.c"))]
+        progs += [(f"user/{n}", p) for n, p in _programs_in(user_dir)]
     return progs
+
+
+def _header_dirs(progs: list[TestProgram]) -> set[pathlib.Path]:
+    dirs = {GUEST_LIB}
+    for p in progs:
+        dirs.add(p.source.parent)
+        if p.source.is_dir():
+            dirs.add(p.source)
+    return dirs
+
+
+def sources(src: pathlib.Path) -> list[pathlib.Path]:
+    """The C files of a program: its file, or its folder's files."""
+    return sorted(src.glob("*.c")) if src.is_dir() else [src]
 
 
 _ARGS_RE = re.compile(r"^\s*(?://|/?\*)\s*matrix-args:\s*(.*?)\s*(?:\*/)?$",
@@ -375,7 +404,10 @@ def program_cases(source: str) -> list[str]:
 
 
 def describe(name: str, src: pathlib.Path) -> TestProgram:
-    text = src.read_text(errors="replace")
+    """A program's kind, KTAP cases and arguments, from its source (of a
+    program of several files, from all of them: its TEST()s belong in
+    one of them, whose order is then theirs)."""
+    text = "\n".join(f.read_text(errors="replace") for f in sources(src))
     ktap = "kselftest_harness.h" in text
     return TestProgram(name, src, "ktap" if ktap else "plain",
                        ktap_cases(text) if ktap else program_cases(text),
@@ -392,16 +424,21 @@ def build_tests(arch: Arch, tree: Tree, cache: cachemod.Cache,
     # the user-space headers of the driver being built (a mutated copy's)
     uapi = driver_dir / "include" / "uapi"
     inc_files = cachemod.tree_files(uapi) if uapi.exists() else []
+    lib = sorted(GUEST_LIB.glob("*.c")) if GUEST_LIB.is_dir() else []
     inputs = {"cc": compiler_id(arch.user.cc), "tree": tree.user_key,
-              "progs": [(p.name, cachemod.file_checksum(p.source))
+              "progs": [(p.name, [(f.name, cachemod.file_checksum(f))
+                                  for f in sources(p.source)])
                         for p in progs],
+              "lib": [(f.name, cachemod.file_checksum(f)) for f in lib],
               "uapi": cachemod.hash_files(inc_files, uapi) if inc_files
               else "", "cflags": CFLAGS,
-              # headers the test sources share, beside them (by name and
-              # content: the clone's location must not change the key)
-              "headers": sorted({(h.name, cachemod.file_checksum(h))
-                                 for _, src in discover_tests(user_dir)
-                                 for h in src.parent.glob("*.h")})}
+              # the headers beside the sources, in program folders and
+              # in lib/ (by name and content: the clone's location must
+              # not change the key)
+              "headers": sorted({(str(h.relative_to(d.parent)),
+                                  cachemod.file_checksum(h))
+                                 for d in _header_dirs(progs)
+                                 for h in d.glob("*.h")})}
     entry = cache.entry("tests", arch.base, inputs)
     with entry.lock():
         meta = entry.meta()
@@ -409,18 +446,27 @@ def build_tests(arch: Arch, tree: Tree, cache: cachemod.Cache,
             tree.ensure()
             assert all(h.exists() for h in headers)
             entry.reset()
+            # -isystem: the 6.1 harness's macros cast pointers to
+            # uintmax_t, which -Wextra reports on every 32-bit target in
+            # each ASSERT on a pointer; warnings of our own code are
+            # still reported
+            flags = [*CFLAGS, "-isystem",
+                     f"{tree.src}/tools/testing/selftests", f"-I{uapi}",
+                     f"-I{GUEST_LIB}"]
             results = {}
             built = []
+            archive, lib_err = _guest_lib(arch, lib, flags, entry.path)
             for p in progs:
                 out = entry.path / "bin" / p.name
                 out.parent.mkdir(parents=True, exist_ok=True)
-                # -isystem: the 6.1 harness's macros cast pointers to
-                # uintmax_t, which -Wextra reports on every 32-bit target
-                # in each ASSERT on a pointer; warnings of our own code
-                # are still reported
-                cmd = [arch.user.cc, *CFLAGS,
-                       "-isystem", f"{tree.src}/tools/testing/selftests",
-                       f"-I{uapi}", "-o", str(out), str(p.source)]
+                if lib_err:
+                    results[p.name] = {"error": lib_err,
+                                       "warnings": warnings_in(lib_err)}
+                    continue
+                cmd = [arch.user.cc, *flags, "-o", str(out),
+                       *map(str, sources(p.source))]
+                if archive is not None:
+                    cmd.append(str(archive))
                 r = subprocess.run(cmd, capture_output=True, text=True)
                 results[p.name] = {"error": r.stderr if r.returncode else "",
                                    "warnings": warnings_in(r.stderr)}
@@ -434,6 +480,32 @@ def build_tests(arch: Arch, tree: Tree, cache: cachemod.Cache,
         if not p.error:
             p.binary = entry.path / "bin" / p.name
     return progs
+
+
+def _guest_lib(arch: Arch, files: list[pathlib.Path], flags: list[str],
+               where: pathlib.Path) -> tuple[Optional[pathlib.Path], str]:
+    """tests/guest/lib/*.c compiled into an archive for arch: (the
+    archive or None when there are no files, the compiler's output when
+    that failed: every program fails with it, warnings included)."""
+    if not files:
+        return None, ""
+    objs = where / "lib"
+    objs.mkdir(parents=True, exist_ok=True)
+    out = []
+    for f in files:
+        o = objs / (f.stem + ".o")
+        r = subprocess.run([arch.user.cc, *flags, "-c", "-o", str(o),
+                            str(f)], capture_output=True, text=True)
+        if r.returncode != 0 or warnings_in(r.stderr):
+            return None, f"tests/guest/lib/{f.name}:\n{r.stderr}"
+        out.append(o)
+    ar = arch.user.cc[:-len("gcc")] + "ar"
+    archive = objs / "libguest.a"
+    r = subprocess.run([ar, "rcs", str(archive), *map(str, out)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, f"{ar}: {r.stderr}"
+    return archive, ""
 
 
 # _FILE_OFFSET_BITS=64: a 64-bit off_t on the 32-bit targets too (pread()

@@ -75,3 +75,64 @@ directory [-Wmissing-include-dirs]
     mine, tree = split_module_warnings(log, SRC, BUILD)
     assert tree == []
     assert len(mine) == 4
+
+
+def test_a_program_of_several_files_and_the_guest_library(tmp_path,
+                                                          monkeypatch):
+    """A folder of C files is one program, its TEST()s its cases; the
+    guest library (tests/guest/lib/) is linked from an archive, so a
+    program gets only the library's files it calls into, and one that
+    defines a function of the library keeps its own."""
+    import subprocess
+    import types
+
+    from matrix import archspec, userspace
+    lib = tmp_path / "guest" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "shared.h").write_text("int twice(int x);\nint thrice(int x);\n")
+    (lib / "twice.c").write_text(
+        '#include "shared.h"\nint twice(int x) { return 2 * x; }\n')
+    (lib / "thrice.c").write_text(
+        '#include "shared.h"\nint thrice(int x) { return 3 * x; }\n')
+    monkeypatch.setattr(userspace, "GUEST_TESTS", tmp_path / "guest")
+    monkeypatch.setattr(userspace, "GUEST_LIB", lib)
+    (tmp_path / "guest" / "one.c").write_text(
+        '#include <stdio.h>\n#include "shared.h"\n'
+        'int thrice(int x) { return x; }\n'
+        'int main(void) { printf("%d %d\\n", twice(2), thrice(2));'
+        ' return 0; }\n')
+    prog = tmp_path / "guest" / "two"
+    prog.mkdir()
+    (prog / "helper.c").write_text("int helper(void);\n"
+                                   "int helper(void) { return 0; }\n")
+    (prog / "main.c").write_text(
+        '#include "kselftest_harness.h"\n#include "shared.h"\n'
+        "int helper(void);\n"
+        "TEST(first) { ASSERT_EQ(0, helper()); }\n"
+        "TEST(second) { ASSERT_EQ(6, thrice(2)); }\n"
+        "TEST_HARNESS_MAIN\n")
+    assert [n for n, _ in userspace.discover_tests(None)] == ["one", "two"]
+    two = userspace.describe("two", prog)
+    assert two.kind == "ktap" and two.cases == ["global.first",
+                                                "global.second"]
+    sel = tmp_path / "tree" / "tools" / "testing" / "selftests"
+    sel.mkdir(parents=True)
+    for h in ("kselftest_harness.h", "kselftest.h"):
+        (sel / h).write_text(f"/* {h} */\n")
+    (sel / "kselftest_harness.h").write_text(
+        "#include <stdio.h>\n#define TEST(n) static void n(void)\n"
+        "#define ASSERT_EQ(a, b) ((void)((a) == (b)))\n"
+        "#define TEST_HARNESS_MAIN int main(void) "
+        "{ first(); second(); return 0; }\n")
+    tree = types.SimpleNamespace(src=tmp_path / "tree", user_key="k",
+                                 ensure=lambda: tmp_path / "tree")
+    x86 = archspec.load_all()["x86_64"]
+    progs = userspace.build_tests(x86, tree,
+                                  cachemod.Cache(tmp_path / "cache"), None,
+                                  tmp_path / "nodriver")
+    by = {p.name: p for p in progs}
+    assert not by["one"].error and not by["two"].error, by
+    assert not by["one"].warnings and not by["two"].warnings, by
+    out = subprocess.run([str(by["one"].binary)], capture_output=True,
+                         text=True).stdout
+    assert out == "4 2\n"         # the library's twice(), its own thrice()
