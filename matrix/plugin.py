@@ -430,8 +430,9 @@ class MatrixHooks:
 
     def pytest_collection_finish(self, session):
         """Start building, in the background, the targets that the
-        session's items need after the first one (which the first item
-        that needs it builds at once)."""
+        session's items need, in their order (the tests before them,
+        e.g. ./tests/run's own, run meanwhile; an item that needs a
+        target being built waits for it)."""
         m = self.matrix
         if m is None:
             return
@@ -441,7 +442,7 @@ class MatrixHooks:
             n = spec.params.get("arch") if spec else None
             if isinstance(n, str) and n in m.state and n not in names:
                 names.append(n)
-        m.prebuild(names[1:])
+        m.prebuild(names)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
