@@ -20,7 +20,8 @@ import os
 import pathlib
 import sys
 
-from . import archspec, deps
+from .spec import arch as archspec
+from .spec import deps
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
@@ -35,8 +36,8 @@ def cmd_list(_args) -> int:
 
 
 def cmd_build(args) -> int:
-    from .build import Builder
-    from .cache import Cache
+    from .build.builder import Builder
+    from .build.cache import Cache
     arches = archspec.select(args.arch, variant=args.variant)
     b = Builder(Cache(),
                 pathlib.Path(args.user_tests) if args.user_tests else None,
@@ -120,9 +121,9 @@ LAB_HELP = {
 
 def cmd_lava_jobs(args) -> int:
     """Build (or find cached) and write the LAVA jobs, booting nothing."""
-    from . import lava
-    from .build import Builder
-    from .cache import Cache
+    from .lab import lava
+    from .build.builder import Builder
+    from .build.cache import Cache
     import random
     arches = [a for a in archspec.select(args.arch, variant=args.variant)
               if a.bootable]
@@ -147,7 +148,7 @@ def cmd_lava_jobs(args) -> int:
 
 
 def cmd_kcidb(args) -> int:
-    from . import kcidb
+    from .report import kcidb
     data = kcidb.write(caller_path(args.results), caller_path(args.out),
                        args.origin, args.url)
     print(f"{args.out}: {len(data['builds'])} builds, "
@@ -157,7 +158,8 @@ def cmd_kcidb(args) -> int:
 
 def check_baseline(args) -> str:
     """Why --baseline names no run of the history, or ""."""
-    from . import history, results
+    from .report import history
+    from .report import results
     d = (pathlib.Path(args.results).resolve() if args.results
          else results.DEFAULT_ROOT / "run")
     path = results.history_path(d, args.history)
@@ -232,8 +234,8 @@ def main(argv: list[str]) -> int:
         print(f"matrix: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:     # the lab's own errors: no traceback
-        from .kcidb import KcidbError
-        from .lava import LavaError
+        from .report.kcidb import KcidbError
+        from .lab.lava import LavaError
         if not isinstance(exc, (KcidbError, LavaError)):
             raise
         print(f"matrix: {exc}", file=sys.stderr)

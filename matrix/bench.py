@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from . import archspec
+from .spec import arch as archspec
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 TOUCH = REPO / "driver" / "nopfn_test.c"

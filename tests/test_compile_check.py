@@ -18,7 +18,10 @@ import shutil
 import subprocess
 import sys
 
-from matrix import archspec, cache, kernel, plan
+from matrix.spec import arch as archspec
+from matrix.build import cache
+from matrix.build import kernel
+from matrix.session import plan
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 BROKEN = "arch/mips/mm/fault.c"

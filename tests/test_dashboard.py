@@ -21,8 +21,10 @@ import types
 import pytest
 
 from headless import Browser, file_url, url_path
-from matrix import archspec, ktap, results
-from matrix.plugin import ArchState
+from matrix.spec import arch as archspec
+from matrix.session import ktap
+from matrix.report import results
+from matrix.plugin.hooks import ArchState
 
 ITEMS = ["test_boot[{t}]", "test_case[{t}-prog-works]",
          "test_case[{t}-prog-wobbles]", "test_case[{t}-prog-breaks]",

@@ -22,7 +22,8 @@ import uuid
 
 import pytest
 
-from matrix import archspec, cache
+from matrix.spec import arch as archspec
+from matrix.build import cache
 from matrixbuild import prebuild
 
 REPO = pathlib.Path(__file__).resolve().parent.parent

@@ -19,7 +19,11 @@ import time
 import pytest
 import yaml
 
-from matrix import archspec, deps, kcidb, ktap, lava
+from matrix.spec import arch as archspec
+from matrix.spec import deps
+from matrix.report import kcidb
+from matrix.session import ktap
+from matrix.lab import lava
 from matrixbuild import prebuild
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -168,7 +172,7 @@ def lab(tmp_path):
     deps.ensure_needs(deps.LAB)
     yield tmp_path
     # whatever happened: no board left running
-    from matrix import fakeboard
+    from matrix.lab import fakeboard
     fakeboard.power_off(tmp_path / "board-state")
 
 

@@ -10,8 +10,11 @@ import re
 
 import pytest
 
-from matrix import kernel, kernlog, ktap, mmselftests
-from matrix.plugin import phase
+from matrix.build import kernel
+from matrix.session import kernlog
+from matrix.session import ktap
+from matrix.build import selftests as mmselftests
+from matrix.plugin.hooks import phase
 
 
 def _fail_build(art, *steps):

@@ -32,7 +32,7 @@ import sys
 
 import pytest
 
-from matrix import archspec
+from matrix.spec import arch as archspec
 from matrixbuild import prebuild
 
 REPO = pathlib.Path(__file__).resolve().parent.parent

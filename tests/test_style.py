@@ -15,7 +15,8 @@ import subprocess
 
 import pytest
 
-from matrix import cache, kernel
+from matrix.build import cache
+from matrix.build import kernel
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 PATCHES = [p for p, _ in kernel.parse_series()]

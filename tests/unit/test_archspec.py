@@ -3,7 +3,7 @@ import pathlib
 
 import pytest
 
-from matrix import archspec
+from matrix.spec import arch as archspec
 
 GOOD = """\
 name: toy
@@ -173,7 +173,7 @@ def test_known_failures_name_real_cases():
     """A known_failures key is "<program>-<case>" as in the test_case
     id: it must name a case the sources have, or it would excuse
     nothing (and hide the typo)."""
-    from matrix.build import expected_programs
+    from matrix.build.builder import expected_programs
     cases = {f"{p.name}-{c}" for p in expected_programs(None)
              for c in p.cases}
     named = 0
@@ -219,7 +219,7 @@ def test_tier_default_and_bad_value(tmp_path):
 def test_boot_warnings_allow_only_their_line(tmp_path):
     """A machine's boot warning is allowed on that target and no other
     report with it; a bad pattern or a missing reason is refused."""
-    from matrix import kernlog
+    from matrix.session import kernlog
     import re
     write(tmp_path, "toy", GOOD + 'boot_warnings:\n  "^WARNING: nvram x$": '
           'the machine prints it\n')

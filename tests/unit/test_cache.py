@@ -4,7 +4,8 @@ import multiprocessing
 import pathlib
 import time
 
-from matrix import cache, kernel
+from matrix.build import cache
+from matrix.build import kernel
 
 
 def test_digest_is_stable_and_order_free():
@@ -146,7 +147,7 @@ def test_heavy_lock_is_not_taken_again_under_an_ancestors_flock(tmp_path):
     lock = tmp_path / "heavy.lock"
     lock.touch()
     code = ("import pathlib, sys; sys.path.insert(0, %r); "
-            "from matrix import cache; "
+            "from matrix.build import cache; "
             "print(cache.held_by_ancestor(pathlib.Path(%r)))"
             % (str(pathlib.Path(__file__).resolve().parents[2]), str(lock)))
     under = subprocess.run(["flock", str(lock), sys.executable, "-c", code],
@@ -155,3 +156,4 @@ def test_heavy_lock_is_not_taken_again_under_an_ancestors_flock(tmp_path):
                            capture_output=True, text=True, timeout=30)
     assert under.stdout.strip() == "True", under
     assert alone.stdout.strip() == "False", alone
+

@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from matrix import cpio
+from matrix.build import cpio
 
 
 def test_newc_roundtrip(tmp_path):

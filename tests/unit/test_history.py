@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from matrix import dashboard, history
+from matrix.report import dashboard
+from matrix.report import history
 
 
 def rec(statuses: dict, target: str = "x86_64", metrics=None, **kw) -> dict:
@@ -273,7 +274,7 @@ def test_left_targets_are_recorded_without_results(h, tmp_path):
 
 
 def test_series_hash_follows_the_patches(tmp_path, monkeypatch):
-    from matrix import kernel
+    from matrix.build import kernel
     assert len(history.series_hash()) == 16
     monkeypatch.setattr(kernel, "SERIES_DIR", tmp_path)
     (tmp_path / "series").write_text("a.patch\n")
@@ -657,8 +658,9 @@ def test_href_is_relative_and_quoted(tmp_path):
 def test_results_write_with_a_baseline(tmp_path):
     """--baseline and --history through results.write, as a run uses them."""
     import types
-    from matrix import archspec, results
-    from matrix.plugin import ArchState
+    from matrix.spec import arch as archspec
+    from matrix.report import results
+    from matrix.plugin.hooks import ArchState
 
     def run(key, status, **opts):
         st = ArchState(archspec.load_all()["ia64"])       # no QEMU asked

@@ -8,7 +8,7 @@ import subprocess
 import jsonschema
 import pytest
 
-from matrix import kcidb
+from matrix.report import kcidb
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 

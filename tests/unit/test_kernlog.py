@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from matrix import kernlog
+from matrix.session import kernlog
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -162,7 +162,8 @@ def test_lockdep_splat_of_a_killed_guest_is_reported():
 def test_guests_boot_with_warnings_on_the_console():
     """quiet would keep WARN and lockdep splats (KERN_WARNING) off the
     console: a guest killed before its dmesg was read left no trace."""
-    from matrix import archspec, guest
+    from matrix.spec import arch as archspec
+    from matrix.session import guest
     for arch in archspec.load_all().values():
         if not arch.bootable:
             continue

@@ -11,10 +11,11 @@ import tarfile
 import pytest
 import yaml
 
-from matrix import archspec, lava
-from matrix.build import Artifacts
-from matrix.userspace import Modules
-from matrix.userspace import TestProgram as Program
+from matrix.spec import arch as archspec
+from matrix.lab import lava
+from matrix.build.builder import Artifacts
+from matrix.build.userspace import Modules
+from matrix.build.userspace import TestProgram as Program
 
 def _lava_validate(job):
     from lava_common.schemas import validate

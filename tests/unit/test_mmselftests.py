@@ -2,8 +2,9 @@
 and how a run's exit status and KTAP are judged."""
 import pytest
 
-from matrix import archspec, mmselftests
-from matrix.mmselftests import ListError, judge, parse
+from matrix.spec import arch as archspec
+from matrix.build import selftests as mmselftests
+from matrix.build.selftests import ListError, judge, parse
 
 ARCHES = ["x86_64", "arm64", "riscv64", "ia64"]
 

@@ -4,9 +4,9 @@ import types
 
 import pytest
 
-from matrix import archspec
-from matrix.outcomes import OutcomeHooks
-from matrix.plugin import ArchState, ProgramRun
+from matrix.spec import arch as archspec
+from matrix.plugin.outcomes import OutcomeHooks
+from matrix.plugin.hooks import ArchState, ProgramRun
 
 
 class Outcome:

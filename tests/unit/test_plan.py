@@ -1,7 +1,7 @@
 """matrix/plan.py: what a run does with every target, and why."""
 import pathlib
 
-from matrix import plan
+from matrix.session import plan
 
 from test_archspec import GOOD, write
 

@@ -4,8 +4,9 @@ import re
 
 import pytest
 
-from matrix import cache as cachemod
-from matrix import log, progress
+from matrix.build import cache as cachemod
+from matrix.build import log
+from matrix.build import progress
 
 
 @pytest.fixture
@@ -93,13 +94,14 @@ def test_lines_get_past_pytest_capturing(tmp_path):
     import subprocess
     repo = pathlib.Path(__file__).resolve().parents[2]
     t = tmp_path / "test_x.py"
-    t.write_text("from matrix import progress\n"
+    t.write_text("from matrix.build import progress\n"
                  "def test_build():\n"
                  "    print('captured stdout')\n"
                  "    with progress.step('arm64', 'kernel'):\n"
                  "        progress.emit('building the kernel')\n")
     r = subprocess.run(["/usr/bin/python3", "-m", "pytest", "-q", "-p",
-                        "matrix.lab", "-p", "no:cacheprovider", str(t)],
+                        "matrix.plugin.lab", "-p", "no:cacheprovider",
+                        str(t)],
                        cwd=tmp_path, capture_output=True, text=True,
                        env=dict(os.environ, PYTHONPATH=str(repo),
                                 NOPFN_PROGRESS="1"))

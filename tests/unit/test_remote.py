@@ -12,7 +12,9 @@ import pytest
 import serial
 import yaml
 
-from matrix import archspec, fakeboard, remote
+from matrix.spec import arch as archspec
+from matrix.lab import fakeboard
+from matrix.session import boards as remote
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 RPI4 = REPO / "docs" / "lab" / "rpi4.yaml"

@@ -3,8 +3,9 @@ import json
 import pathlib
 import types
 
-from matrix import archspec, results
-from matrix.plugin import ArchState
+from matrix.spec import arch as archspec
+from matrix.report import results
+from matrix.plugin.hooks import ArchState
 
 
 def fake_matrix(tmp_path):
@@ -70,7 +71,7 @@ def test_results_dirs_do_not_collide(tmp_path, monkeypatch):
 
 
 def test_headline_figures_keep_exact_seeds():
-    from matrix import results
+    from matrix.report import results
     rec = {"metrics": {
         "mspec_stress": {"stress.ops": {"value": 1234, "unit": "ops"},
                          "stress.seconds": {"value": 10.04, "unit": "s"},
@@ -89,7 +90,7 @@ def test_headline_figures_keep_exact_seeds():
 def fake_plan_matrix(tmp_path):
     """fake_matrix() with a plan: arm64 and ia64 run, riscv64 compile-
     checked, two targets left out (matrix/plan.py)."""
-    from matrix import plan
+    from matrix.session import plan
     m = fake_matrix(tmp_path)
     arches = archspec.load_all()
     rv = m.state["riscv64"] = ArchState(arches["riscv64"], role="check")
@@ -105,7 +106,8 @@ def fake_plan_matrix(tmp_path):
 
 
 def test_not_booted_names_every_target_with_why(tmp_path):
-    from matrix import history, plan
+    from matrix.report import history
+    from matrix.session import plan
     m = fake_plan_matrix(tmp_path)
     recs = {n: results.arch_record(m, n) for n in m.state}
     assert (recs["riscv64"]["status"], recs["riscv64"]["role"],

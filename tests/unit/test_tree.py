@@ -7,8 +7,9 @@ import time
 
 import pytest
 
-from matrix import archspec, kernel
-from matrix import cache as cachemod
+from matrix.spec import arch as archspec
+from matrix.build import kernel
+from matrix.build import cache as cachemod
 
 
 def patch(path: str, old: str, new: str) -> str:

@@ -156,8 +156,8 @@ def exact_integer(value) -> Optional[str]:
 
 def series_hash() -> str:
     """Hash of kernel/patches: the series file and every patch's content."""
-    from . import cache as cachemod
-    from .kernel import SERIES_DIR, parse_series
+    from ..build import cache as cachemod
+    from ..build.kernel import SERIES_DIR, parse_series
     try:
         files = [SERIES_DIR / "series"] + [p for p, _ in
                                            parse_series(SERIES_DIR)]

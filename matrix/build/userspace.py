@@ -13,14 +13,14 @@ from typing import Optional
 from . import cache as cachemod
 from . import cpio
 from . import progress
-from .archspec import Arch
+from ..spec.arch import Arch
 from .kernel import KernelBuild, Tree, compiler_id, is_warning, warnings_in
 from .log import BuildError, run_logged
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
+REPO = pathlib.Path(__file__).resolve().parents[2]
 DRIVER_DIR = REPO / "driver"
 GUEST_TESTS = REPO / "tests" / "guest"
-INIT = pathlib.Path(__file__).resolve().parent / "guest" / "init"
+INIT = pathlib.Path(__file__).resolve().parent / "init"
 APT_SOURCES = pathlib.Path("/etc/apt/sources.list.d/debian.sources")
 
 # Applets linked in the initramfs; busybox --install is not needed.

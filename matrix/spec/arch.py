@@ -26,7 +26,7 @@ from typing import Any, Optional
 
 import yaml
 
-ARCH_DIR = pathlib.Path(__file__).resolve().parent / "arches"
+ARCH_DIR = pathlib.Path(__file__).resolve().parents[1] / "arches"
 CONFIG_DIR = ARCH_DIR.parent.parent / "kernel" / "config"
 
 

@@ -40,7 +40,7 @@ from typing import Optional
 
 import pexpect
 
-from .archspec import Arch
+from ..spec.arch import Arch
 from .guest import PROMPT, Guest, GuestError, labgrid_env
 
 ENV_VARS = ("NOPFN_ARCH", "NOPFN_KERNEL", "NOPFN_INITRD", "NOPFN_CMDLINE")

@@ -34,7 +34,7 @@ import pathlib
 import re
 from typing import Optional
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
+REPO = pathlib.Path(__file__).resolve().parents[2]
 SCHEMA = pathlib.Path(__file__).resolve().parent / "schemas" / \
     "kcidb-io-v5.json"
 VERSION = {"major": 5, "minor": 3}
@@ -115,7 +115,7 @@ def patchset_hash(patches: list[pathlib.Path]) -> str:
 
 
 def series_patches() -> list[pathlib.Path]:
-    from .kernel import SERIES_DIR, parse_series
+    from ..build.kernel import SERIES_DIR, parse_series
     return [p for p, _ in parse_series(SERIES_DIR)]
 
 

@@ -36,9 +36,9 @@ import time
 from typing import Optional
 
 if __package__ in (None, ""):        # run as a script by a power command
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
-from matrix import archspec  # noqa: E402
+from ..spec import arch as archspec
 
 
 def qemu_command(arch: archspec.Arch, kernel: str, initrd: str,

@@ -7,7 +7,7 @@ import time
 from typing import Optional
 
 from . import cache as cachemod
-from .archspec import Arch
+from ..spec.arch import Arch
 from .log import BuildError, run_logged
 
 HERE = pathlib.Path(__file__).resolve().parent

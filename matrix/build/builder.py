@@ -9,13 +9,14 @@ import time
 from typing import Optional
 
 from . import cache as cachemod
-from . import deps, mmselftests, progress, toolchain
-from .archspec import Arch
+from ..spec import deps
+from . import selftests as mmselftests
+from . import progress
+from . import toolchain
+from ..spec.arch import Arch
 from .kernel import CompileCheck, KernelBuild, Tree
 from .log import BuildError
-from .userspace import (DRIVER_DIR, Modules, TestProgram, build_initramfs,
-                        build_modules, build_tests, busybox, describe,
-                        discover_tests)
+from .userspace import (DRIVER_DIR, Modules, TestProgram, build_initramfs, build_modules, build_tests, busybox, describe, discover_tests)
 
 
 @dataclasses.dataclass

@@ -21,12 +21,12 @@ from typing import Iterable, Optional
 import yaml
 
 from . import cache as cachemod
-from . import ktap
-from .archspec import Arch
+from ..session import ktap
+from ..spec.arch import Arch
 from .kernel import Tree, compiler_id, warnings_in
 from .log import BuildError
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
+REPO = pathlib.Path(__file__).resolve().parents[2]
 LIST = REPO / "tests" / "mm-selftests.yaml"
 HELPERS = REPO / "tests" / "mm-selftests"
 VM_DIR = "tools/testing/selftests/vm"
@@ -346,7 +346,7 @@ def run_in_guest(matrix, arch: str, test: Selftest) -> Outcome:
     (<boot>/selftests-vm-NAME.ktap) and its outcome in the matrix's
     per-target summary. A guest that dies or hangs raises GuestError
     (the outcome is recorded as failed first)."""
-    from .guest import GuestError
+    from ..session.guest import GuestError
     st = matrix.state[arch]
     scale = getattr(st.arch, "scale", 1) or 1
     limit = (test.timeout or matrix.test_timeout) * scale

@@ -30,8 +30,8 @@ from typing import Iterable, Optional
 
 import yaml
 
-from .archspec import Arch
-from .guest import PROMPT, labgrid_env
+from ..spec.arch import Arch
+from ..session.guest import PROMPT, labgrid_env
 
 # LAVA's names for QEMU architectures (its qemu device type's `arch`).
 LAVA_ARCH = {"x86_64": "amd64", "arm64": "arm64", "riscv64": "riscv64",

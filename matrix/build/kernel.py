@@ -11,10 +11,10 @@ from typing import Optional
 
 from . import cache as cachemod
 from . import progress
-from .archspec import Arch
+from ..spec.arch import Arch
 from .log import BuildError, run_logged
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
+REPO = pathlib.Path(__file__).resolve().parents[2]
 TARBALL = pathlib.Path("/usr/src/linux-source-6.1.tar.xz")
 SERIES_DIR = REPO / "kernel" / "patches"
 CONFIG_DIR = REPO / "kernel" / "config"

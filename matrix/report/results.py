@@ -9,14 +9,15 @@ import subprocess
 import time
 from typing import Optional, TYPE_CHECKING
 
-from . import dashboard, history
-from . import mmselftests
-from .guest import qemu_version
+from . import dashboard
+from . import history
+from ..build import selftests as mmselftests
+from ..session.guest import qemu_version
 
 if TYPE_CHECKING:
-    from .plugin import Matrix
+    from ..plugin.hooks import Matrix
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
+REPO = pathlib.Path(__file__).resolve().parents[2]
 DEFAULT_ROOT = REPO / "results"
 
 

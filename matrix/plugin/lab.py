@@ -19,7 +19,7 @@ import sys
 
 import pytest
 
-from . import progress
+from ..build import progress
 
 
 def pytest_addoption(parser):
@@ -87,7 +87,7 @@ def pytest_sessionfinish(session, exitstatus):
             failed = True
     out = config.getoption("--kcidb")
     if out:
-        from . import kcidb
+        from ..report import kcidb
         try:
             data = kcidb.write(m.results.path, pathlib.Path(out).resolve(),
                                config.getoption("--kcidb-origin"),
@@ -108,7 +108,7 @@ def pytest_terminal_summary(terminalreporter, config):
 
 
 def write_lava_jobs(m, out: pathlib.Path, base_url=None) -> dict:
-    from . import lava
+    from ..lab import lava
     builds = [(st.arch, m.artifacts(name)) for name, st in m.state.items()
               if st.arch.bootable]
     return lava.write_jobs(out, builds,

@@ -24,7 +24,7 @@ from labgrid.driver import QEMUDriver
 from labgrid.factory import target_factory
 from labgrid.util import gen_marker
 
-from .archspec import Arch
+from ..spec.arch import Arch
 
 PROMPT = "nopfn-guest# "
 PANIC_RE = re.compile(r"Kernel panic - not syncing|---\[ end Kernel panic")

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Optional
 
 import pytest
 
-from .guest import GuestError
+from ..session.guest import GuestError
 
 if TYPE_CHECKING:
-    from .plugin import ArchState, Matrix
+    from .hooks import ArchState, Matrix
 
 RERUN_PHASE = 6
 
@@ -67,7 +67,7 @@ class OutcomeHooks:
 
     def _rerun_program(self, st: "ArchState", program: str) -> None:
         """Run the program again; keep both runs' logs."""
-        from .plugin import ProgramRun
+        from .hooks import ProgramRun
         m = self.matrix
         prog = next(p for p in m.programs if p.name == program)
         fname = program.replace("/", "-") + ".ktap"

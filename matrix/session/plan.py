@@ -21,8 +21,8 @@ import dataclasses
 import pathlib
 from typing import Callable, Optional
 
-from . import archspec
-from .archspec import Arch
+from ..spec import arch as archspec
+from ..spec.arch import Arch
 
 CANDIDATE_DIR = archspec.ARCH_DIR.parent / "candidates"
 

@@ -20,12 +20,19 @@ from typing import Optional
 
 import pytest
 
-from . import archspec, cache as cachemod, kernlog, ktap, log, \
-    mmselftests, plan, remote, results
-from .build import Artifacts, Builder, expected_programs
-from .guest import Guest, GuestError, Output
+from ..spec import arch as archspec
+from ..build import cache as cachemod
+from ..session import kernlog
+from ..session import ktap
+from ..build import log
+from ..build import selftests as mmselftests
+from ..session import plan
+from ..session import boards as remote
+from ..report import results
+from ..build.builder import Artifacts, Builder, expected_programs
+from ..session.guest import Guest, GuestError, Output
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
+REPO = pathlib.Path(__file__).resolve().parents[2]
 EXPECTED_WARNINGS = REPO / "tests" / "guest" / "expected-warnings.txt"
 MAX_BOOTS = 5       # a death, its rerun, and another death, with room
 

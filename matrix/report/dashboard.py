@@ -40,8 +40,7 @@ import re
 import urllib.parse
 from typing import Optional
 
-from .history import (LEFT, ORDER, Classification, History, Run, Verdict,
-                      is_seed)
+from .history import LEFT, ORDER, Classification, History, Run, Verdict, is_seed
 
 HISTORY_RUNS = 40          # columns of a target page, points of its plots
 
