@@ -191,9 +191,7 @@ class Tree:
                 run_logged(["patch", f"-p{strip}", "--batch", "--forward",
                             "--fuzz=0", "--no-backup-if-mismatch",
                             "-d", str(self.src), "-i", str(patch)],
-                           log, what=f"applying {patch.name} (it does not "
-                           "apply to the pristine linux-source-6.1 tree "
-                           "with the patches before it)")
+                           log, what=f"applying {patch.name}")
             self.entry.complete(["src/Makefile"],
                                 patches=[p.name for p, _ in self.patches],
                                 based_on=done)

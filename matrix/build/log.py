@@ -5,6 +5,7 @@ import atexit
 import contextlib
 import os
 import pathlib
+import re
 import shutil
 import signal
 import subprocess
@@ -57,11 +58,26 @@ class BuildError(Exception):
         text = self.log.read_text(errors="replace").splitlines()
         return "\n".join(text[-lines:])
 
+    def errors(self, most: int = 10) -> list[str]:
+        """The compiler's error lines of the log ("FILE:LINE:COL: error:
+        ..."), which a parallel make may print far from its end."""
+        if self.log is None or not self.log.exists():
+            return []
+        text = self.log.read_text(errors="replace").splitlines()
+        return [ln for ln in text if _ERROR.search(ln)][:most]
+
     def __str__(self) -> str:
         msg = super().__str__()
         if self.log is not None:
             msg += f"\n  log: {self.log}\n{self.tail()}"
+            errs = self.errors()
+            if errs:       # last: what a truncated report keeps
+                msg += "\n  the compiler's errors in it:\n" + \
+                    "\n".join(errs)
         return msg
+
+
+_ERROR = re.compile(r"^\S+:\d+:(?:\d+:)? (?:fatal )?error: ")
 
 
 def run_logged(cmd: Sequence[str], log: pathlib.Path, *, what: str,

@@ -157,3 +157,15 @@ def test_heavy_lock_is_not_taken_again_under_an_ancestors_flock(tmp_path):
     assert under.stdout.strip() == "True", under
     assert alone.stdout.strip() == "False", alone
 
+
+def test_build_error_names_the_compilers_errors(tmp_path):
+    """A parallel make prints a compiler's error far from the log's end:
+    the error says it, last, whatever the tail shows."""
+    from matrix.build.log import BuildError
+    log = tmp_path / "build.log"
+    log.write_text("src/arch/mips/mm/fault.c:8:2: error: #error \"broken\"\n"
+                   + "sparse: noise\n" * 100 + "make: *** Error 2\n")
+    text = str(BuildError("compiling failed (exit 2)", log))
+    assert text.splitlines()[-1] == \
+        'src/arch/mips/mm/fault.c:8:2: error: #error "broken"'
+    assert "make: *** Error 2" in text
