@@ -32,7 +32,6 @@
  * ARMv5 the fetchop emulation relies on the kernel's cmpxchg helpers.
  */
 
-#include <linux/gfp.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
 #include <asm/cacheflush.h>
@@ -42,117 +41,59 @@
 
 #include "../mspec_arch.h"
 
-const char * const mspec_arch_name = "arm";
-
-int mspec_arch_init(void)
+/* Zeroed through the lowmem alias: clean and invalidate it, inner and outer. */
+static int mspec_arm_uncached_prepare(unsigned long maddr)
 {
+	phys_addr_t pa = virt_to_phys((void *)maddr);
+
+	__cpuc_flush_dcache_area((void *)maddr, PAGE_SIZE);
+	outer_flush_range(pa, pa + PAGE_SIZE);
 	return 0;
 }
 
-void mspec_arch_exit(void)
-{
-}
-
-unsigned long mspec_arch_alloc_page(enum mspec_type type, int nid)
-{
-	struct page *page;
-	void *addr;
-
-	page = alloc_pages_node(nid, MSPEC_GFP, 0);
-	if (!page)
-		return 0;
-	addr = page_address(page);
-	if (type == MSPEC_UNCACHED) {
-		phys_addr_t pa = page_to_phys(page);
-
-		__cpuc_flush_dcache_area(addr, PAGE_SIZE);
-		outer_flush_range(pa, pa + PAGE_SIZE);
-	}
-	return (unsigned long)addr;
-}
-
-bool mspec_arch_free_page(enum mspec_type type, unsigned long maddr)
-{
-	/*
-	 * Every line of the page is written through the cacheable alias, so
-	 * a stale line fetched while user space had the page non-cacheable
-	 * is overwritten, not read.
-	 */
-	clear_page((void *)maddr);
-	free_page(maddr);
-	return true;
-}
-
-unsigned long mspec_arch_pfn(enum mspec_type type, unsigned long maddr)
-{
-	return __pa(maddr) >> PAGE_SHIFT;
-}
-
-pgprot_t mspec_arch_pgprot(enum mspec_type type, pgprot_t prot)
-{
-	if (type == MSPEC_UNCACHED)
-		return pgprot_writecombine(prot);
-	return prot;
-}
-
-bool mspec_arch_noncached(enum mspec_type type)
-{
-	return type == MSPEC_UNCACHED;
-}
-
-const char *mspec_arch_describe(enum mspec_type type)
-{
-	switch (type) {
-	case MSPEC_UNCACHED:
-		return "Normal-NC user mapping, cacheable lowmem alias flushed from the caches";
-	case MSPEC_CACHED:
-		return "write-back pages";
-	case MSPEC_FETCHOP:
-		return "write-back pages, fetchop emulated with exclusives or cmpxchg helpers";
-	default:
-		return "unknown type";
-	}
-}
-
 /*
- * The Linux memory type of a PTE (L_PTE_MT_*).  An if chain, not a
- * switch: with LPAE some of the names share a value.
+ * The Linux memory types of a PTE (L_PTE_MT_*), tried in this order: a
+ * table rather than a switch because with LPAE some of the names share a
+ * value.
  */
-int mspec_arch_pte_memtype(pte_t pte, const char **name)
+static const struct {
+	pteval_t mt;
+	const char *name;
+	int cacheable;
+} mspec_arm_memtypes[] = {
+	{ L_PTE_MT_WRITEBACK, "WB", 1 },
+	{ L_PTE_MT_WRITEALLOC, "WBWA", 1 },
+	{ L_PTE_MT_WRITETHROUGH, "WT", 1 },
+	{ L_PTE_MT_BUFFERABLE, "Normal-NC", 0 },
+	{ L_PTE_MT_UNCACHED, "SO", 0 },
+	{ L_PTE_MT_DEV_SHARED, "Device", 0 },
+};
+
+static int mspec_arm_pte_memtype(pte_t pte, const char **name)
 {
 	pteval_t mt = pte_val(pte) & L_PTE_MT_MASK;
+	unsigned int i;
 
-	if (mt == L_PTE_MT_WRITEBACK) {
-		*name = "WB";
-		return 1;
-	}
-	if (mt == L_PTE_MT_WRITEALLOC) {
-		*name = "WBWA";
-		return 1;
-	}
-	if (mt == L_PTE_MT_WRITETHROUGH) {
-		*name = "WT";
-		return 1;
-	}
-	if (mt == L_PTE_MT_BUFFERABLE) {
-		*name = "Normal-NC";
-		return 0;
-	}
-	if (mt == L_PTE_MT_UNCACHED) {
-		*name = "SO";
-		return 0;
-	}
-	if (mt == L_PTE_MT_DEV_SHARED) {
-		*name = "Device";
-		return 0;
+	for (i = 0; i < ARRAY_SIZE(mspec_arm_memtypes); i++) {
+		if (mt == mspec_arm_memtypes[i].mt) {
+			*name = mspec_arm_memtypes[i].name;
+			return mspec_arm_memtypes[i].cacheable;
+		}
 	}
 	*name = "unknown";
 	return -1;
 }
 
-int mspec_arch_alias_memtype(unsigned long pfn, const char **name)
-{
-	/* The lowmem map is never changed by this back end. */
-	*name = pfn_valid(pfn) ? "WB" : "none";
-	return pfn_valid(pfn) ? 1 : -1;
-}
+/* The lowmem map is never changed by this back end: "WB". */
+const struct mspec_arch_ops mspec_arch = {
+	.uncached_prot = MSPEC_PROT_WRITECOMBINE,
+	/* fetchop, cached, uncached */
+	.describe = {
+		"write-back pages, fetchop emulated with exclusives or cmpxchg helpers",
+		"write-back pages",
+		"Normal-NC user mapping, cacheable lowmem alias flushed from the caches",
+	},
+	.uncached_prepare = mspec_arm_uncached_prepare,
+	.pte_memtype = mspec_arm_pte_memtype,
+	.alias_name = "WB",
+};

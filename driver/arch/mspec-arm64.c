@@ -31,7 +31,6 @@
 
 #include <linux/bitfield.h>
 #include <linux/bits.h>
-#include <linux/gfp.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
 #include <asm/barrier.h>
@@ -42,91 +41,26 @@
 
 #include "../mspec_arch.h"
 
-const char * const mspec_arch_name = "arm64";
-
 /* CTR_EL0 bits 19:16: log2 of the smallest data cache line, in words. */
 #define MSPEC_CTR_DMINLINE	GENMASK_ULL(19, 16)
 
-int mspec_arch_init(void)
-{
-	return 0;
-}
-
-void mspec_arch_exit(void)
-{
-}
-
-/* DC CIVAC over [addr, addr + size): clean and invalidate to the PoC. */
-static void mspec_arm64_clean_inval_poc(void *addr, size_t size)
+/*
+ * Zeroed through the linear map: DC CIVAC over the page, clean and
+ * invalidate to the PoC.
+ */
+static int mspec_arm64_uncached_prepare(unsigned long maddr)
 {
 	u64 ctr = read_sanitised_ftr_reg(SYS_CTR_EL0);
 	unsigned long line = 4UL << FIELD_GET(MSPEC_CTR_DMINLINE, ctr);
-	unsigned long p = (unsigned long)addr & ~(line - 1);
-	unsigned long end = (unsigned long)addr + size;
+	unsigned long p = maddr & ~(line - 1);
 
-	for (; p < end; p += line)
+	for (; p < maddr + PAGE_SIZE; p += line)
 		asm volatile("dc civac, %0" : : "r" (p) : "memory");
 	dsb(sy);
+	return 0;
 }
 
-unsigned long mspec_arch_alloc_page(enum mspec_type type, int nid)
-{
-	struct page *page;
-	void *addr;
-
-	page = alloc_pages_node(nid, MSPEC_GFP, 0);
-	if (!page)
-		return 0;
-	addr = page_address(page);
-	if (type == MSPEC_UNCACHED)
-		mspec_arm64_clean_inval_poc(addr, PAGE_SIZE);
-	return (unsigned long)addr;
-}
-
-bool mspec_arch_free_page(enum mspec_type type, unsigned long maddr)
-{
-	/*
-	 * Every line of the page is written through the cacheable alias, so
-	 * a stale line fetched while user space had the page non-cacheable
-	 * is overwritten, not read.
-	 */
-	clear_page((void *)maddr);
-	free_page(maddr);
-	return true;
-}
-
-unsigned long mspec_arch_pfn(enum mspec_type type, unsigned long maddr)
-{
-	return __pa(maddr) >> PAGE_SHIFT;
-}
-
-pgprot_t mspec_arch_pgprot(enum mspec_type type, pgprot_t prot)
-{
-	if (type == MSPEC_UNCACHED)
-		return pgprot_writecombine(prot);
-	return prot;
-}
-
-bool mspec_arch_noncached(enum mspec_type type)
-{
-	return type == MSPEC_UNCACHED;
-}
-
-const char *mspec_arch_describe(enum mspec_type type)
-{
-	switch (type) {
-	case MSPEC_UNCACHED:
-		return "Normal-NC user mapping, Normal-WB linear alias cleaned to PoC";
-	case MSPEC_CACHED:
-		return "Normal write-back pages";
-	case MSPEC_FETCHOP:
-		return "Normal write-back pages, fetchop emulated with exclusives/LSE atomics";
-	default:
-		return "unknown type";
-	}
-}
-
-int mspec_arch_pte_memtype(pte_t pte, const char **name)
+static int mspec_arm64_pte_memtype(pte_t pte, const char **name)
 {
 	switch ((pte_val(pte) & PTE_ATTRINDX_MASK) >> 2) {
 	case MT_NORMAL:
@@ -150,9 +84,16 @@ int mspec_arch_pte_memtype(pte_t pte, const char **name)
 	}
 }
 
-int mspec_arch_alias_memtype(unsigned long pfn, const char **name)
-{
-	/* The linear map is never changed by this back end. */
-	*name = pfn_valid(pfn) ? "Normal" : "none";
-	return pfn_valid(pfn) ? 1 : -1;
-}
+/* The linear map is never changed by this back end: "Normal". */
+const struct mspec_arch_ops mspec_arch = {
+	.uncached_prot = MSPEC_PROT_WRITECOMBINE,
+	/* fetchop, cached, uncached */
+	.describe = {
+		"Normal write-back pages, fetchop emulated with exclusives/LSE atomics",
+		"Normal write-back pages",
+		"Normal-NC user mapping, Normal-WB linear alias cleaned to PoC",
+	},
+	.uncached_prepare = mspec_arm64_uncached_prepare,
+	.pte_memtype = mspec_arm64_pte_memtype,
+	.alias_name = "Normal",
+};

@@ -36,18 +36,7 @@
 
 #include "../mspec_arch.h"
 
-const char * const mspec_arch_name = "ia64";
-
-int mspec_arch_init(void)
-{
-	return 0;
-}
-
-void mspec_arch_exit(void)
-{
-}
-
-unsigned long mspec_arch_alloc_page(enum mspec_type type, int nid)
+static unsigned long mspec_ia64_alloc_page(enum mspec_type type, int nid)
 {
 	struct page *page;
 	unsigned long maddr;
@@ -69,7 +58,7 @@ unsigned long mspec_arch_alloc_page(enum mspec_type type, int nid)
 	return maddr;
 }
 
-bool mspec_arch_free_page(enum mspec_type type, unsigned long maddr)
+static bool mspec_ia64_free_page(enum mspec_type type, unsigned long maddr)
 {
 	/* Clear the page before sticking it back into the pool. */
 	memset((void *)maddr, 0, PAGE_SIZE);
@@ -80,40 +69,14 @@ bool mspec_arch_free_page(enum mspec_type type, unsigned long maddr)
 	return true;
 }
 
-unsigned long mspec_arch_pfn(enum mspec_type type, unsigned long maddr)
+static unsigned long mspec_ia64_pfn(enum mspec_type type, unsigned long maddr)
 {
 	if (type == MSPEC_FETCHOP)
 		return __pa(maddr) >> PAGE_SHIFT;
 	return (maddr & ~__IA64_UNCACHED_OFFSET) >> PAGE_SHIFT;
 }
 
-pgprot_t mspec_arch_pgprot(enum mspec_type type, pgprot_t prot)
-{
-	if (type == MSPEC_UNCACHED)
-		return pgprot_noncached(prot);
-	return prot;
-}
-
-bool mspec_arch_noncached(enum mspec_type type)
-{
-	return type == MSPEC_UNCACHED;
-}
-
-const char *mspec_arch_describe(enum mspec_type type)
-{
-	switch (type) {
-	case MSPEC_UNCACHED:
-		return "UC user mapping of uncached-allocator pages (no cacheable kernel alias)";
-	case MSPEC_CACHED:
-		return "WB user mapping of uncached-allocator pages (no cacheable kernel alias)";
-	case MSPEC_FETCHOP:
-		return "WB pages, fetchop emulated with fetchadd/cmpxchg (no SN2 AMOs in 6.1)";
-	default:
-		return "unknown type";
-	}
-}
-
-int mspec_arch_pte_memtype(pte_t pte, const char **name)
+static int mspec_ia64_pte_memtype(pte_t pte, const char **name)
 {
 	switch (pte_val(pte) & _PAGE_MA_MASK) {
 	case _PAGE_MA_WB:
@@ -137,8 +100,17 @@ int mspec_arch_pte_memtype(pte_t pte, const char **name)
 	}
 }
 
-int mspec_arch_alias_memtype(unsigned long pfn, const char **name)
-{
-	*name = "unknown";
-	return -1;
-}
+/* The kernel's own mapping of a page is not decoded: "unknown". */
+const struct mspec_arch_ops mspec_arch = {
+	.uncached_prot = MSPEC_PROT_NONCACHED,
+	/* fetchop, cached, uncached */
+	.describe = {
+		"WB pages, fetchop emulated with fetchadd/cmpxchg (no SN2 AMOs in 6.1)",
+		"WB user mapping of uncached-allocator pages (no cacheable kernel alias)",
+		"UC user mapping of uncached-allocator pages (no cacheable kernel alias)",
+	},
+	.alloc = mspec_ia64_alloc_page,
+	.free = mspec_ia64_free_page,
+	.pfn = mspec_ia64_pfn,
+	.pte_memtype = mspec_ia64_pte_memtype,
+};

@@ -33,7 +33,6 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/gfp.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
 #include <linux/printk.h>
@@ -43,11 +42,9 @@
 
 #include "../mspec_arch.h"
 
-const char * const mspec_arch_name = "mips";
-
 static bool mspec_mips_outer_cache;
 
-int mspec_arch_init(void)
+static int mspec_mips_init(void)
 {
 	mspec_mips_outer_cache =
 		!(cpu_data[0].scache.flags & MIPS_CACHE_NOT_PRESENT) ||
@@ -57,62 +54,23 @@ int mspec_arch_init(void)
 	return 0;
 }
 
-void mspec_arch_exit(void)
+static bool mspec_mips_uncached_ok(void)
 {
+	return !mspec_mips_outer_cache;
 }
 
-unsigned long mspec_arch_alloc_page(enum mspec_type type, int nid)
+static const char *mspec_mips_describe_uncached(void)
 {
-	struct page *page;
-	unsigned long addr;
-
-	page = alloc_pages_node(nid, MSPEC_GFP, 0);
-	if (!page)
-		return 0;
-	addr = (unsigned long)page_address(page);
-	if (type == MSPEC_UNCACHED)
-		flush_data_cache_page(addr);
-	return addr;
+	if (mspec_mips_outer_cache)
+		return "refused (ENODEV): an L2/L3 cache that a module cannot flush";
+	return "uncached (CCA 2) user mapping, cached KSEG0/XKPHYS alias flushed from L1";
 }
 
-bool mspec_arch_free_page(enum mspec_type type, unsigned long maddr)
+/* Zeroed through KSEG0/XKPHYS: write back and invalidate it from L1. */
+static int mspec_mips_uncached_prepare(unsigned long maddr)
 {
-	clear_page((void *)maddr);
-	free_page(maddr);
-	return true;
-}
-
-unsigned long mspec_arch_pfn(enum mspec_type type, unsigned long maddr)
-{
-	return __pa(maddr) >> PAGE_SHIFT;
-}
-
-pgprot_t mspec_arch_pgprot(enum mspec_type type, pgprot_t prot)
-{
-	if (type == MSPEC_UNCACHED)
-		return pgprot_noncached(prot);
-	return prot;
-}
-
-bool mspec_arch_noncached(enum mspec_type type)
-{
-	return type == MSPEC_UNCACHED && !mspec_mips_outer_cache;
-}
-
-const char *mspec_arch_describe(enum mspec_type type)
-{
-	switch (type) {
-	case MSPEC_UNCACHED:
-		if (mspec_mips_outer_cache)
-			return "refused (ENODEV): an L2/L3 cache that a module cannot flush";
-		return "uncached (CCA 2) user mapping, cached KSEG0/XKPHYS alias flushed from L1";
-	case MSPEC_CACHED:
-		return "cacheable pages";
-	case MSPEC_FETCHOP:
-		return "cacheable pages, fetchop emulated with LL/SC";
-	default:
-		return "unknown type";
-	}
+	flush_data_cache_page(maddr);
+	return 0;
 }
 
 /* MIPS32/64 release 2 cache coherency attributes, by value. */
@@ -121,7 +79,7 @@ static const char * const mspec_mips_cca_name[8] = {
 	[4] = "CWBE", [5] = "CWB", [6] = "CCA6", [7] = "UCA",
 };
 
-int mspec_arch_pte_memtype(pte_t pte, const char **name)
+static int mspec_mips_pte_memtype(pte_t pte, const char **name)
 {
 	unsigned int cca = (pte_val(pte) & _CACHE_MASK) >> _CACHE_SHIFT;
 
@@ -137,9 +95,18 @@ int mspec_arch_pte_memtype(pte_t pte, const char **name)
 	}
 }
 
-int mspec_arch_alias_memtype(unsigned long pfn, const char **name)
-{
-	/* KSEG0/XKPHYS: the cached unmapped segment, never changed here. */
-	*name = pfn_valid(pfn) ? "WB" : "none";
-	return pfn_valid(pfn) ? 1 : -1;
-}
+/* KSEG0/XKPHYS: the cached unmapped segment, never changed here: "WB". */
+const struct mspec_arch_ops mspec_arch = {
+	.init = mspec_mips_init,
+	.uncached_prot = MSPEC_PROT_NONCACHED,
+	.uncached_ok = mspec_mips_uncached_ok,
+	.describe_uncached = mspec_mips_describe_uncached,
+	/* fetchop, cached (uncached: describe_uncached) */
+	.describe = {
+		"cacheable pages, fetchop emulated with LL/SC",
+		"cacheable pages",
+	},
+	.uncached_prepare = mspec_mips_uncached_prepare,
+	.pte_memtype = mspec_mips_pte_memtype,
+	.alias_name = "WB",
+};

@@ -27,7 +27,6 @@
  * storage, so the emulated fetchop page must stay cacheable.
  */
 
-#include <linux/gfp.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
 #include <asm/cacheflush.h>
@@ -35,75 +34,14 @@
 
 #include "../mspec_arch.h"
 
-const char * const mspec_arch_name = "powerpc";
-
-int mspec_arch_init(void)
+/* Zeroed through the linear map: dcbf over the page. */
+static int mspec_powerpc_uncached_prepare(unsigned long maddr)
 {
+	flush_dcache_range(maddr, maddr + PAGE_SIZE);
 	return 0;
 }
 
-void mspec_arch_exit(void)
-{
-}
-
-unsigned long mspec_arch_alloc_page(enum mspec_type type, int nid)
-{
-	struct page *page;
-	unsigned long addr;
-
-	page = alloc_pages_node(nid, MSPEC_GFP, 0);
-	if (!page)
-		return 0;
-	addr = (unsigned long)page_address(page);
-	if (type == MSPEC_UNCACHED)
-		flush_dcache_range(addr, addr + PAGE_SIZE);
-	return addr;
-}
-
-bool mspec_arch_free_page(enum mspec_type type, unsigned long maddr)
-{
-	/*
-	 * Every line of the page is written through the cacheable alias, so
-	 * a stale line fetched while user space had the page
-	 * caching-inhibited is overwritten, not read.
-	 */
-	clear_page((void *)maddr);
-	free_page(maddr);
-	return true;
-}
-
-unsigned long mspec_arch_pfn(enum mspec_type type, unsigned long maddr)
-{
-	return __pa(maddr) >> PAGE_SHIFT;
-}
-
-pgprot_t mspec_arch_pgprot(enum mspec_type type, pgprot_t prot)
-{
-	if (type == MSPEC_UNCACHED)
-		return pgprot_noncached(prot);
-	return prot;
-}
-
-bool mspec_arch_noncached(enum mspec_type type)
-{
-	return type == MSPEC_UNCACHED;
-}
-
-const char *mspec_arch_describe(enum mspec_type type)
-{
-	switch (type) {
-	case MSPEC_UNCACHED:
-		return "I=1 G=1 user mapping, cacheable linear alias flushed with dcbf";
-	case MSPEC_CACHED:
-		return "cacheable pages";
-	case MSPEC_FETCHOP:
-		return "cacheable pages, fetchop emulated with larx/stcx.";
-	default:
-		return "unknown type";
-	}
-}
-
-int mspec_arch_pte_memtype(pte_t pte, const char **name)
+static int mspec_powerpc_pte_memtype(pte_t pte, const char **name)
 {
 #ifdef CONFIG_PPC_BOOK3S_64
 	switch (pte_val(pte) & _PAGE_CACHE_CTL) {
@@ -134,9 +72,16 @@ int mspec_arch_pte_memtype(pte_t pte, const char **name)
 #endif
 }
 
-int mspec_arch_alias_memtype(unsigned long pfn, const char **name)
-{
-	/* The linear map is never changed by this back end. */
-	*name = pfn_valid(pfn) ? "cacheable" : "none";
-	return pfn_valid(pfn) ? 1 : -1;
-}
+/* The linear map is never changed by this back end: "cacheable". */
+const struct mspec_arch_ops mspec_arch = {
+	.uncached_prot = MSPEC_PROT_NONCACHED,
+	/* fetchop, cached, uncached */
+	.describe = {
+		"cacheable pages, fetchop emulated with larx/stcx.",
+		"cacheable pages",
+		"I=1 G=1 user mapping, cacheable linear alias flushed with dcbf",
+	},
+	.uncached_prepare = mspec_powerpc_uncached_prepare,
+	.pte_memtype = mspec_powerpc_pte_memtype,
+	.alias_name = "cacheable",
+};

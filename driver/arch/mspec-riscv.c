@@ -34,7 +34,6 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/gfp.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
 #include <linux/printk.h>
@@ -45,12 +44,10 @@
 
 #include "../mspec_arch.h"
 
-const char * const mspec_arch_name = "riscv";
-
 static bool mspec_riscv_nc;	/* pgprot_writecombine() gives PBMT NC */
 static unsigned int mspec_riscv_cbom;	/* cache block size, 0: no CMO */
 
-int mspec_arch_init(void)
+static int mspec_riscv_init(void)
 {
 	mspec_riscv_nc = pgprot_val(pgprot_writecombine(PAGE_SHARED)) !=
 			 pgprot_val(PAGE_SHARED);
@@ -63,84 +60,41 @@ int mspec_arch_init(void)
 	return 0;
 }
 
-void mspec_arch_exit(void)
-{
-}
-
-/* cbo.flush (clean and invalidate) over [addr, addr + size). */
-static void mspec_riscv_flush(void *addr, size_t size)
+/*
+ * Zeroed through the linear map: cbo.flush (clean and invalidate) over
+ * the page, where the kernel does cache block management.
+ */
+static int mspec_riscv_uncached_prepare(unsigned long maddr)
 {
 	unsigned long line = mspec_riscv_cbom;
-	unsigned long p, end = (unsigned long)addr + size;
+	unsigned long p;
 
-	if (!line)
-		return;
+	if (!mspec_riscv_nc || !line)
+		return 0;
 	/* The zeroing stores are done before the blocks are flushed... */
 	mb();
-	for (p = (unsigned long)addr & ~(line - 1); p < end; p += line)
+	for (p = maddr & ~(line - 1); p < maddr + PAGE_SIZE; p += line)
 		asm volatile(".insn i 0x0f, 2, x0, %0, 2" : : "r" (p) : "memory");
 	/* ...and the flushes before the page is published to user space. */
 	mb();
+	return 0;
 }
 
-unsigned long mspec_arch_alloc_page(enum mspec_type type, int nid)
+static bool mspec_riscv_uncached_ok(void)
 {
-	struct page *page;
-	void *addr;
-
-	page = alloc_pages_node(nid, MSPEC_GFP, 0);
-	if (!page)
-		return 0;
-	addr = page_address(page);
-	if (type == MSPEC_UNCACHED && mspec_riscv_nc)
-		mspec_riscv_flush(addr, PAGE_SIZE);
-	return (unsigned long)addr;
+	return mspec_riscv_nc;
 }
 
-bool mspec_arch_free_page(enum mspec_type type, unsigned long maddr)
+static const char *mspec_riscv_describe_uncached(void)
 {
-	/* Every byte is written through the alias: stale lines are not read. */
-	clear_page((void *)maddr);
-	free_page(maddr);
-	return true;
+	if (!mspec_riscv_nc)
+		return "refused (ENODEV): no Svpbmt, a mapping would be PMA (cacheable)";
+	if (mspec_riscv_cbom)
+		return "Svpbmt NC user mapping, PMA linear alias flushed with cbo.flush";
+	return "Svpbmt NC user mapping, PMA linear alias (no Zicbom CMO here)";
 }
 
-unsigned long mspec_arch_pfn(enum mspec_type type, unsigned long maddr)
-{
-	return __pa(maddr) >> PAGE_SHIFT;
-}
-
-pgprot_t mspec_arch_pgprot(enum mspec_type type, pgprot_t prot)
-{
-	if (type == MSPEC_UNCACHED)
-		return pgprot_writecombine(prot);
-	return prot;
-}
-
-bool mspec_arch_noncached(enum mspec_type type)
-{
-	return type == MSPEC_UNCACHED && mspec_riscv_nc;
-}
-
-const char *mspec_arch_describe(enum mspec_type type)
-{
-	switch (type) {
-	case MSPEC_UNCACHED:
-		if (!mspec_riscv_nc)
-			return "refused (ENODEV): no Svpbmt, a mapping would be PMA (cacheable)";
-		if (mspec_riscv_cbom)
-			return "Svpbmt NC user mapping, PMA linear alias flushed with cbo.flush";
-		return "Svpbmt NC user mapping, PMA linear alias (no Zicbom CMO here)";
-	case MSPEC_CACHED:
-		return "PMA (cacheable) pages";
-	case MSPEC_FETCHOP:
-		return "PMA (cacheable) pages, fetchop emulated with AMOs/LR-SC";
-	default:
-		return "unknown type";
-	}
-}
-
-int mspec_arch_pte_memtype(pte_t pte, const char **name)
+static int mspec_riscv_pte_memtype(pte_t pte, const char **name)
 {
 	unsigned long mask = _PAGE_MTMASK;
 	unsigned long mt = pte_val(pte) & mask;
@@ -161,9 +115,18 @@ int mspec_arch_pte_memtype(pte_t pte, const char **name)
 	return 1;
 }
 
-int mspec_arch_alias_memtype(unsigned long pfn, const char **name)
-{
-	/* The linear map is never changed by this back end. */
-	*name = pfn_valid(pfn) ? "PMA" : "none";
-	return pfn_valid(pfn) ? 1 : -1;
-}
+/* The linear map is never changed by this back end: "PMA". */
+const struct mspec_arch_ops mspec_arch = {
+	.init = mspec_riscv_init,
+	.uncached_prot = MSPEC_PROT_WRITECOMBINE,
+	.uncached_ok = mspec_riscv_uncached_ok,
+	.describe_uncached = mspec_riscv_describe_uncached,
+	/* fetchop, cached (uncached: describe_uncached) */
+	.describe = {
+		"PMA (cacheable) pages, fetchop emulated with AMOs/LR-SC",
+		"PMA (cacheable) pages",
+	},
+	.uncached_prepare = mspec_riscv_uncached_prepare,
+	.pte_memtype = mspec_riscv_pte_memtype,
+	.alias_name = "PMA",
+};

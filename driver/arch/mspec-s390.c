@@ -11,84 +11,29 @@
  * with -ENODEV (mspec_arch_noncached() is false) instead of handing out a
  * cacheable page under that name.
  *
- * cached and fetchop: ordinary pages; the emulated fetchop operations are
- * COMPARE AND SWAP and the z196 interlocked-access instructions.
+ * cached and fetchop: ordinary pages (mspec_arch.c's defaults); the
+ * emulated fetchop operations are COMPARE AND SWAP and the z196
+ * interlocked-access instructions.  What differs from the generic back
+ * end is only what the tests read: every PTE and the kernel's own
+ * mapping are "cacheable".
  */
-
-#include <linux/gfp.h>
-#include <linux/kernel.h>
-#include <linux/mm.h>
-#include <asm/pgtable.h>
 
 #include "../mspec_arch.h"
 
-const char * const mspec_arch_name = "s390";
-
-int mspec_arch_init(void)
+/* Main storage is always accessed through the caches. */
+static int mspec_s390_pte_memtype(pte_t pte, const char **name)
 {
-	return 0;
-}
-
-void mspec_arch_exit(void)
-{
-}
-
-unsigned long mspec_arch_alloc_page(enum mspec_type type, int nid)
-{
-	struct page *page;
-
-	/* mmap() of the uncached device is refused: never reached for it */
-	if (WARN_ON_ONCE(type == MSPEC_UNCACHED))
-		return -ENODEV;
-	page = alloc_pages_node(nid, MSPEC_GFP, 0);
-	return page ? (unsigned long)page_address(page) : 0;
-}
-
-bool mspec_arch_free_page(enum mspec_type type, unsigned long maddr)
-{
-	clear_page((void *)maddr);
-	free_page(maddr);
-	return true;
-}
-
-unsigned long mspec_arch_pfn(enum mspec_type type, unsigned long maddr)
-{
-	return __pa(maddr) >> PAGE_SHIFT;
-}
-
-pgprot_t mspec_arch_pgprot(enum mspec_type type, pgprot_t prot)
-{
-	return prot;
-}
-
-bool mspec_arch_noncached(enum mspec_type type)
-{
-	return false;
-}
-
-const char *mspec_arch_describe(enum mspec_type type)
-{
-	switch (type) {
-	case MSPEC_UNCACHED:
-		return "refused (ENODEV): s390 page tables have no memory types";
-	case MSPEC_CACHED:
-		return "ordinary pages";
-	case MSPEC_FETCHOP:
-		return "ordinary pages, fetchop emulated with compare-and-swap";
-	default:
-		return "unknown type";
-	}
-}
-
-int mspec_arch_pte_memtype(pte_t pte, const char **name)
-{
-	/* Main storage is always accessed through the caches. */
 	*name = "cacheable";
 	return 1;
 }
 
-int mspec_arch_alias_memtype(unsigned long pfn, const char **name)
-{
-	*name = pfn_valid(pfn) ? "cacheable" : "none";
-	return pfn_valid(pfn) ? 1 : -1;
-}
+const struct mspec_arch_ops mspec_arch = {
+	/* fetchop, cached, uncached */
+	.describe = {
+		"ordinary pages, fetchop emulated with compare-and-swap",
+		"ordinary pages",
+		"refused (ENODEV): s390 page tables have no memory types",
+	},
+	.pte_memtype = mspec_s390_pte_memtype,
+	.alias_name = "cacheable",
+};

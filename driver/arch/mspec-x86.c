@@ -19,7 +19,6 @@
  */
 
 #include <linux/errno.h>
-#include <linux/gfp.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
 #include <asm/msr.h>
@@ -28,83 +27,25 @@
 
 #include "../mspec_arch.h"
 
-const char * const mspec_arch_name = "x86";
-
-int mspec_arch_init(void)
+/*
+ * Zeroed through WB by the allocator: set_memory_uc() flushes those lines.
+ * Its failure (a memory type conflict, or no memory for a page table
+ * split) is not one that a retry of the fault would fix.
+ */
+static int mspec_x86_uncached_prepare(unsigned long maddr)
 {
+	if (set_memory_uc(maddr, 1))
+		return -EIO;
 	return 0;
 }
 
-void mspec_arch_exit(void)
+/*
+ * A page whose linear map is not WB again must not go back to the page
+ * allocator: nonzero keeps it, the core counts it as leaked.
+ */
+static int mspec_x86_uncached_release(unsigned long maddr)
 {
-}
-
-unsigned long mspec_arch_alloc_page(enum mspec_type type, int nid)
-{
-	struct page *page;
-	unsigned long addr;
-
-	page = alloc_pages_node(nid, MSPEC_GFP, 0);
-	if (!page)
-		return 0;
-	addr = (unsigned long)page_address(page);
-
-	/*
-	 * Zeroed through WB above: set_memory_uc() flushes those lines.  Its
-	 * failure (a memory type conflict, or no memory for a page table
-	 * split) is not one that a retry of the fault would fix.
-	 */
-	if (type == MSPEC_UNCACHED && set_memory_uc(addr, 1)) {
-		__free_page(page);
-		return (unsigned long)-EIO;
-	}
-	return addr;
-}
-
-bool mspec_arch_free_page(enum mspec_type type, unsigned long maddr)
-{
-	/*
-	 * A page whose linear map is not WB again must not go back to the
-	 * page allocator: keep it, the core counts it as leaked.
-	 */
-	if (type == MSPEC_UNCACHED && set_memory_wb(maddr, 1)) {
-		clear_page((void *)maddr);
-		return false;
-	}
-	clear_page((void *)maddr);
-	free_page(maddr);
-	return true;
-}
-
-unsigned long mspec_arch_pfn(enum mspec_type type, unsigned long maddr)
-{
-	return __pa(maddr) >> PAGE_SHIFT;
-}
-
-pgprot_t mspec_arch_pgprot(enum mspec_type type, pgprot_t prot)
-{
-	if (type == MSPEC_UNCACHED)
-		return pgprot_noncached(prot);
-	return prot;
-}
-
-bool mspec_arch_noncached(enum mspec_type type)
-{
-	return type == MSPEC_UNCACHED;
-}
-
-const char *mspec_arch_describe(enum mspec_type type)
-{
-	switch (type) {
-	case MSPEC_UNCACHED:
-		return "PAT UC- user mapping, linear map set_memory_uc() while in use";
-	case MSPEC_CACHED:
-		return "write-back pages";
-	case MSPEC_FETCHOP:
-		return "write-back pages, fetchop emulated with LOCK-prefixed atomics";
-	default:
-		return "unknown type";
-	}
+	return set_memory_wb(maddr, 1);
 }
 
 /* PAT MSR entry encodings (SDM vol. 3, "PAT"). */
@@ -145,12 +86,12 @@ static int mspec_x86_memtype(pteval_t val, pteval_t pat_bit,
 	}
 }
 
-int mspec_arch_pte_memtype(pte_t pte, const char **name)
+static int mspec_x86_pte_memtype(pte_t pte, const char **name)
 {
 	return mspec_x86_memtype(pte_val(pte), _PAGE_PAT, name);
 }
 
-int mspec_arch_alias_memtype(unsigned long pfn, const char **name)
+static int mspec_x86_alias_memtype(unsigned long pfn, const char **name)
 {
 	unsigned int level;
 	pte_t *kpte;
@@ -164,3 +105,17 @@ int mspec_arch_alias_memtype(unsigned long pfn, const char **name)
 	return mspec_x86_memtype(pte_val(*kpte), level == PG_LEVEL_4K ?
 				 _PAGE_PAT : _PAGE_PAT_LARGE, name);
 }
+
+const struct mspec_arch_ops mspec_arch = {
+	.uncached_prot = MSPEC_PROT_NONCACHED,
+	/* fetchop, cached, uncached */
+	.describe = {
+		"write-back pages, fetchop emulated with LOCK-prefixed atomics",
+		"write-back pages",
+		"PAT UC- user mapping, linear map set_memory_uc() while in use",
+	},
+	.uncached_prepare = mspec_x86_uncached_prepare,
+	.uncached_release = mspec_x86_uncached_release,
+	.pte_memtype = mspec_x86_pte_memtype,
+	.alias_memtype = mspec_x86_alias_memtype,
+};
