@@ -29,16 +29,8 @@
  * NOPFN_TEST_MAP_MKWRITE_MISUSE make the mistakes that the core must catch
  * (tests/guest/nopfn_api.c).
  *
- * The module also has two benchmark devices for tests/guest/fault_bench.c,
- * which compares them with mspec's ->nopfn() device /dev/mspec_cached:
- * /dev/nopfn_bench_fault does the same work per page as mspec_cached's
- * ->nopfn() (allocate a zeroed page on first touch, publish it under a
- * spinlock, the same counters) but from ->fault() with vmf_insert_pfn(), so
- * that the two differ only in how the core dispatches the fault;
- * /dev/nopfn_bench_eager allocates every page the same way in ->mmap() and
- * maps it there with remap_pfn_range(). Like mspec, a mapping's pages are
- * shared, refcounted, by every VMA derived from it and cleared and freed
- * when the last one closes (after its PTEs were zapped).
+ * The benchmark devices of tests/guest/fault_bench.c are another module,
+ * nopfn_bench.c.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -54,7 +46,6 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
-#include <linux/overflow.h>
 #include <linux/pagemap.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
@@ -62,10 +53,8 @@
 #include <linux/seqlock.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
-#include <linux/topology.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
-#include <asm/cacheflush.h>
 
 #include <nopfn_test.h>
 
@@ -958,307 +947,8 @@ static struct miscdevice nopfn_test_dev = {
 	.mode = 0600,
 };
 
-/* ------------------------------------------------------------ benchmark */
-
-/* As mspec's MSPEC_GFP: for the faulting task, charged, zeroed. */
-#define NOPFN_BENCH_GFP	(GFP_USER | __GFP_ZERO | __GFP_ACCOUNT)
-
-/*
- * The bookkeeping of one mmap() of a benchmark device, shared by every VMA
- * derived from it, as mspec's struct mspec_data: page i of the original
- * mapping is maddr[i], indexed by vmf->pgoff (mmap() accepts offset 0 only,
- * and a split keeps vm_pgoff in step with vm_start).
- */
-struct nopfn_bench_map {
-	refcount_t ref;		/* VMAs sharing the map */
-	spinlock_t lock;	/* serialises the publication of pages */
-	unsigned long pages;	/* size of the original mapping, in pages */
-	unsigned long maddr[];	/* per page index: linear address or 0 */
-};
-
-struct nopfn_bench_counters {
-	atomic_long_t mappings;
-	atomic_long_t pages_in_use;
-	atomic_long_t pages_allocated;
-	atomic_long_t pages_freed;
-	atomic_long_t faults;
-	atomic_long_t alloc_failures;
-	atomic_long_t alloc_races;
-};
-
-static struct nopfn_bench_counters nopfn_bench_cnt;
-
-/* A zeroed page, as mspec_arch_alloc_page() for MSPEC_CACHED, or 0. */
-static unsigned long nopfn_bench_alloc_page(void)
-{
-	struct page *page;
-
-	page = alloc_pages_node(numa_node_id(), NOPFN_BENCH_GFP, 0);
-	if (!page) {
-		atomic_long_inc(&nopfn_bench_cnt.alloc_failures);
-		return 0;
-	}
-	atomic_long_inc(&nopfn_bench_cnt.pages_allocated);
-	atomic_long_inc(&nopfn_bench_cnt.pages_in_use);
-	/* mspec's core does the same for its cached types */
-	flush_dcache_page(page);
-	return (unsigned long)page_address(page);
-}
-
-/* As mspec_arch_free_page() for MSPEC_CACHED: clear, then free. */
-static void nopfn_bench_free_page(unsigned long maddr)
-{
-	clear_page((void *)maddr);
-	free_page(maddr);
-	atomic_long_dec(&nopfn_bench_cnt.pages_in_use);
-	atomic_long_inc(&nopfn_bench_cnt.pages_freed);
-}
-
-static void nopfn_bench_map_put(struct nopfn_bench_map *map)
-{
-	unsigned long i;
-
-	if (!refcount_dec_and_test(&map->ref))
-		return;
-
-	for (i = 0; i < map->pages; i++) {
-		if (map->maddr[i])
-			nopfn_bench_free_page(map->maddr[i]);
-		cond_resched();
-	}
-	atomic_long_dec(&nopfn_bench_cnt.mappings);
-	kvfree(map);
-}
-
-static void nopfn_bench_vm_open(struct vm_area_struct *vma)
-{
-	struct nopfn_bench_map *map = vma->vm_private_data;
-
-	refcount_inc(&map->ref);
-}
-
-/* After the PTEs of @vma were zapped: the last VMA frees the pages. */
-static void nopfn_bench_vm_close(struct vm_area_struct *vma)
-{
-	nopfn_bench_map_put(vma->vm_private_data);
-}
-
-/*
- * mspec_nopfn() step for step (less its failure injection, one atomic read
- * that never fires here), but mapping the page itself with
- * vmf_insert_pfn() and returning a vm_fault_t.
- */
-static vm_fault_t nopfn_bench_fault(struct vm_fault *vmf)
-{
-	struct nopfn_bench_map *map = vmf->vma->vm_private_data;
-	pgoff_t index = vmf->pgoff;
-	unsigned long maddr, old;
-
-	atomic_long_inc(&nopfn_bench_cnt.faults);
-
-	/* VM_DONTEXPAND and the offset check keep this from happening. */
-	if (WARN_ON_ONCE(index >= map->pages))
-		return VM_FAULT_SIGBUS;
-
-	/* Pairs with smp_store_release() below: the page is zeroed. */
-	maddr = smp_load_acquire(&map->maddr[index]);
-	if (!maddr) {
-		maddr = nopfn_bench_alloc_page();
-		if (!maddr)
-			return VM_FAULT_OOM;
-
-		spin_lock(&map->lock);
-		old = map->maddr[index];
-		if (!old) {
-			/* Pairs with smp_load_acquire() above. */
-			smp_store_release(&map->maddr[index], maddr);
-		}
-		spin_unlock(&map->lock);
-
-		if (old) {
-			/* Lost the race: this page was never mapped. */
-			atomic_long_inc(&nopfn_bench_cnt.alloc_races);
-			nopfn_bench_free_page(maddr);
-			maddr = old;
-		}
-	}
-
-	return vmf_insert_pfn(vmf->vma, vmf->address, __pa(maddr) >> PAGE_SHIFT);
-}
-
-static const struct vm_operations_struct nopfn_bench_fault_vm_ops = {
-	.open = nopfn_bench_vm_open,
-	.close = nopfn_bench_vm_close,
-	.fault = nopfn_bench_fault,
-};
-
-/* Every PTE is there from mmap() on: no fault handler at all. */
-static const struct vm_operations_struct nopfn_bench_eager_vm_ops = {
-	.open = nopfn_bench_vm_open,
-	.close = nopfn_bench_vm_close,
-};
-
-/*
- * What mspec_mmap() checks and sets up, plus a bound on the length. Returns
- * the new bookkeeping, attached to @vma, or an ERR_PTR().
- */
-static struct nopfn_bench_map *
-nopfn_bench_mmap_common(struct vm_area_struct *vma,
-			const struct vm_operations_struct *ops)
-{
-	unsigned long pages = vma_pages(vma);
-	struct nopfn_bench_map *map;
-
-	if (vma->vm_pgoff != 0 || !(vma->vm_flags & VM_SHARED))
-		return ERR_PTR(-EINVAL);
-	if (!(vma->vm_flags & VM_WRITE))
-		return ERR_PTR(-EPERM);
-	if (vma->vm_end - vma->vm_start > NOPFN_BENCH_MAX_BYTES)
-		return ERR_PTR(-EFBIG);
-
-	map = kvzalloc(struct_size(map, maddr, pages),
-		       GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
-	if (!map)
-		return ERR_PTR(-ENOMEM);
-	refcount_set(&map->ref, 1);
-	spin_lock_init(&map->lock);
-	map->pages = pages;
-	atomic_long_inc(&nopfn_bench_cnt.mappings);
-
-	vma->vm_private_data = map;
-	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
-	vma->vm_ops = ops;
-	return map;
-}
-
-static int nopfn_bench_fault_mmap(struct file *file,
-				  struct vm_area_struct *vma)
-{
-	return PTR_ERR_OR_ZERO(nopfn_bench_mmap_common(vma,
-						       &nopfn_bench_fault_vm_ops));
-}
-
-/*
- * Allocate every page of the mapping and map it, one remap_pfn_range() per
- * page: the pages come one by one from the page allocator, as they do for
- * the lazy devices, so they are not physically contiguous.
- */
-static int nopfn_bench_eager_mmap(struct file *file,
-				  struct vm_area_struct *vma)
-{
-	struct nopfn_bench_map *map;
-	unsigned long i, maddr;
-	int ret = 0;
-
-	map = nopfn_bench_mmap_common(vma, &nopfn_bench_eager_vm_ops);
-	if (IS_ERR(map))
-		return PTR_ERR(map);
-
-	for (i = 0; i < map->pages; i++) {
-		maddr = nopfn_bench_alloc_page();
-		if (!maddr) {
-			ret = -ENOMEM;
-			break;
-		}
-		map->maddr[i] = maddr;
-		ret = remap_pfn_range(vma, vma->vm_start + i * PAGE_SIZE,
-				      __pa(maddr) >> PAGE_SHIFT, PAGE_SIZE,
-				      vma->vm_page_prot);
-		if (ret)
-			break;
-		cond_resched();
-	}
-	if (!ret)
-		return 0;
-
-	/*
-	 * ->close() is not called for a VMA whose ->mmap() failed, and the
-	 * core zaps its PTEs only later: zap them before the pages go.
-	 */
-	zap_vma_ptes(vma, vma->vm_start, vma->vm_end - vma->vm_start);
-	vma->vm_private_data = NULL;
-	nopfn_bench_map_put(map);
-	return ret;
-}
-
-static long nopfn_bench_ioctl(struct file *file, unsigned int cmd,
-			      unsigned long arg)
-{
-	struct nopfn_bench_counters *c = &nopfn_bench_cnt;
-	struct nopfn_bench_stats s;
-
-	if (cmd != NOPFN_BENCH_IOC_GET_STATS)
-		return -ENOTTY;
-
-	s = (struct nopfn_bench_stats) {
-		.mappings = atomic_long_read(&c->mappings),
-		.pages_in_use = atomic_long_read(&c->pages_in_use),
-		.pages_allocated = atomic_long_read(&c->pages_allocated),
-		.pages_freed = atomic_long_read(&c->pages_freed),
-		.faults = atomic_long_read(&c->faults),
-		.alloc_failures = atomic_long_read(&c->alloc_failures),
-		.alloc_races = atomic_long_read(&c->alloc_races),
-	};
-	return copy_to_user((void __user *)arg, &s, sizeof(s)) ? -EFAULT : 0;
-}
-
-static const struct file_operations nopfn_bench_fops[] = {
-	{
-		.owner = THIS_MODULE,
-		.mmap = nopfn_bench_fault_mmap,
-		.unlocked_ioctl = nopfn_bench_ioctl,
-		.compat_ioctl = compat_ptr_ioctl,
-		.llseek = noop_llseek,
-	},
-	{
-		.owner = THIS_MODULE,
-		.mmap = nopfn_bench_eager_mmap,
-		.unlocked_ioctl = nopfn_bench_ioctl,
-		.compat_ioctl = compat_ptr_ioctl,
-		.llseek = noop_llseek,
-	},
-};
-
-static struct miscdevice nopfn_bench_dev[] = {
-	{
-		.minor = MISC_DYNAMIC_MINOR,
-		.name = "nopfn_bench_fault",
-		.fops = &nopfn_bench_fops[0],
-		.mode = 0600,
-	},
-	{
-		.minor = MISC_DYNAMIC_MINOR,
-		.name = "nopfn_bench_eager",
-		.fops = &nopfn_bench_fops[1],
-		.mode = 0600,
-	},
-};
-
-static void nopfn_bench_deregister(unsigned int n)
-{
-	while (n--)
-		misc_deregister(&nopfn_bench_dev[n]);
-}
-
-static int nopfn_bench_register(void)
-{
-	unsigned int i;
-	int ret;
-
-	for (i = 0; i < ARRAY_SIZE(nopfn_bench_dev); i++) {
-		ret = misc_register(&nopfn_bench_dev[i]);
-		if (ret) {
-			nopfn_bench_deregister(i);
-			return ret;
-		}
-	}
-	return 0;
-}
-
 static int __init nopfn_test_init(void)
 {
-	int ret;
-
 	if (carve_size) {
 		if (!PAGE_ALIGNED(carve_phys) || !PAGE_ALIGNED(carve_size) ||
 		    carve_phys + carve_size < carve_phys) {
@@ -1272,22 +962,12 @@ static int __init nopfn_test_init(void)
 			pr_warn("carve-out %#lx+%#lx is managed by the kernel: NOPFN_TEST_CARVE will fail\n",
 				carve_phys, carve_size);
 	}
-	ret = misc_register(&nopfn_test_dev);
-	if (ret)
-		return ret;
-	ret = nopfn_bench_register();
-	if (ret)
-		misc_deregister(&nopfn_test_dev);
-	return ret;
+	return misc_register(&nopfn_test_dev);
 }
 
 static void __exit nopfn_test_exit(void)
 {
-	nopfn_bench_deregister(ARRAY_SIZE(nopfn_bench_dev));
 	misc_deregister(&nopfn_test_dev);
-	/* Every mapping holds the module through its file: all are gone. */
-	WARN_ON(atomic_long_read(&nopfn_bench_cnt.pages_in_use) ||
-		atomic_long_read(&nopfn_bench_cnt.mappings));
 }
 
 module_init(nopfn_test_init);

@@ -9,8 +9,9 @@
  * that state. The state lives until the file and the last mapping of it
  * are gone.
  *
- * The module also offers two benchmark devices, /dev/nopfn_bench_fault and
- * /dev/nopfn_bench_eager, described at the end of this file.
+ * The nopfn_bench module offers two benchmark devices,
+ * /dev/nopfn_bench_fault and /dev/nopfn_bench_eager, described at the end
+ * of this file.
  */
 #ifndef _UAPI_NOPFN_TEST_H
 #define _UAPI_NOPFN_TEST_H
@@ -272,8 +273,9 @@ struct nopfn_test_query {
  */
 
 /*
- * Benchmark devices of the same module, the counterparts of mspec's
- * /dev/mspec_cached (->nopfn()) for tests/guest/fault_bench.c:
+ * Benchmark devices of the nopfn_bench module (driver/nopfn_bench.c), the
+ * counterparts of mspec's /dev/mspec_cached (->nopfn()) for
+ * tests/guest/fault_bench.c:
  *
  * /dev/nopfn_bench_fault: the same work per page as mspec_cached, through
  *	->fault() and vmf_insert_pfn() instead of ->nopfn(): on the first
