@@ -49,15 +49,27 @@ class Line:
         os.close(self.master)
 
 
+def ready() -> None:
+    """Say that the console is there to connect to: the file named by
+    $SHELLBOARD_READY, which the power-on command waits for (on a loaded
+    machine Python alone can take longer to start than any fixed wait)."""
+    path = os.environ.get("SHELLBOARD_READY")
+    if path:
+        with open(path, "w"):
+            pass
+
+
 def main() -> int:
     if sys.argv[1] == "--pty":
         conn = Line(sys.argv[2])
+        ready()
     else:
         port = int(sys.argv[1])
         srv = socket.socket()
         srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         srv.bind(("127.0.0.1", port))
         srv.listen(1)
+        ready()
         conn, _ = srv.accept()
         srv.close()
     pid, fd = pty.fork()

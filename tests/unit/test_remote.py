@@ -225,9 +225,14 @@ def test_board_plumbing_through_ser2net(tmp_path, protocol):
     # board is then on a pseudo-terminal, as behind a USB serial adapter
     line = tmp_path / "ttyUSB0"
     where = f"--pty {line}" if protocol == "rfc2217" else str(board_port)
+    # power on: start the board and wait until its console is there
+    ready = tmp_path / "board.ready"
     on = (f"sh -c 'echo \"$NOPFN_ARCH $NOPFN_KERNEL $NOPFN_CMDLINE\" "
-          f">> {seen}; /usr/bin/python3 {SHELLBOARD} {where} "
-          f"</dev/null >/dev/null 2>&1 & echo $! > {pidfile}; sleep 0.3'")
+          f">> {seen}; rm -f {ready}; SHELLBOARD_READY={ready} "
+          f"/usr/bin/python3 {SHELLBOARD} {where} "
+          f"</dev/null >/dev/null 2>&1 & echo $! > {pidfile}; "
+          f"timeout 20 sh -c \"until [ -e {ready} ]; do sleep 0.05; "
+          "done\"'")
     off = f"sh -c 'kill $(cat {pidfile} 2>/dev/null) 2>/dev/null; true'"
     env = tmp_path / "board.yaml"
     env.write_text(yaml.safe_dump({"targets": {"x86_64": {
