@@ -11,10 +11,8 @@ import re
 import pytest
 
 from matrix.build import kernel
-from matrix.session import kernlog
-from matrix.session import ktap
-from matrix.build import selftests as mmselftests
-from matrix.plugin.hooks import phase
+from matrix.plugin.phases import Phase, item
+from matrix.session import kernlog, ktap, selftests
 
 
 def _fail_build(art, *steps):
@@ -24,7 +22,7 @@ def _fail_build(art, *steps):
                     pytrace=False)
 
 
-@phase(0)
+@item(Phase.BUILD)
 def test_kernel_build(matrix, arch):
     """The patched kernel builds (ia64 included: build-only)."""
     art = matrix.artifacts(arch)
@@ -62,7 +60,7 @@ def at_changed_lines(matrix, reports: list[str]) -> list[str]:
     return out
 
 
-@phase(1)
+@item(Phase.SERIES)
 def test_series_w1_clean(matrix, arch):
     """W=1 adds no warning in the lines the series writes."""
     art = matrix.artifacts(arch)
@@ -72,7 +70,7 @@ def test_series_w1_clean(matrix, arch):
     assert not w, "W=1 warnings:\n" + "\n".join(w)
 
 
-@phase(1)
+@item(Phase.SERIES)
 def test_series_sparse_clean(matrix, arch):
     """sparse reports nothing in the lines the series writes, in the C
     files of the series that this configuration builds."""
@@ -82,7 +80,7 @@ def test_series_sparse_clean(matrix, arch):
     assert not w, "sparse:\n" + "\n".join(w)
 
 
-@phase(1)
+@item(Phase.SERIES)
 def test_series_files_compiled(matrix, arch):
     """Every C file of the series that this configuration builds was
     compiled, with W=1 (ia64: the in-tree mspec converted to ->nopfn())."""
@@ -99,7 +97,7 @@ def test_series_files_compiled(matrix, arch):
     assert not missing, f"not compiled with W=1: {missing}"
 
 
-@phase(0, role="check")
+@item(Phase.BUILD, role="check")
 def test_compile_check(matrix, arch):
     """A target whose kernel this run does not build (matrix/plan.py):
     its kernel configured and prepared, the series' C files that its
@@ -117,7 +115,7 @@ def test_compile_check(matrix, arch):
     assert not w and not s, "\n".join(["W=1 warnings:", *w, "sparse:", *s])
 
 
-@phase(2, role="both")
+@item(Phase.MODULES, role="both")
 def test_modules_build(matrix, arch):
     """Every module of driver/Kbuild builds with W=1 and no warning
     (against the built kernel, or the compile check's prepared tree)."""
@@ -127,7 +125,7 @@ def test_modules_build(matrix, arch):
     assert not art.modules.warnings, "\n".join(art.modules.warnings)
 
 
-@phase(3, guest=False, user=True, role="both")
+@item(Phase.PROGRAMS, user=True, role="both")
 def test_program_builds(matrix, arch, program):
     """Each C test program cross-compiles statically without warnings."""
     art = matrix.artifacts(arch)
@@ -137,7 +135,7 @@ def test_program_builds(matrix, arch, program):
     assert not prog.warnings, "\n".join(prog.warnings)
 
 
-@phase(4, guest=True)
+@item(Phase.BOOT, guest=True)
 def test_boot(matrix, arch):
     """The guest boots the kernel that was built, to a shell."""
     g = matrix.guest(arch)
@@ -147,10 +145,10 @@ def test_boot(matrix, arch):
     # The build host in /proc/version is the build's cache key: this is
     # the kernel we built, with this series and configuration.
     assert f"@{art.kernel_meta['build_host']})" in st.kernel_version
-    assert st.boot_times[0] < matrix.boot_timeout
+    assert st.boot_times[0] < matrix.options.boot_timeout
 
 
-@phase(5, guest=True)
+@item(Phase.LOAD, guest=True)
 def test_module_load(matrix, arch, module):
     """Each module loaded at boot, without a message in the kernel log."""
     matrix.guest(arch)
@@ -160,7 +158,7 @@ def test_module_load(matrix, arch, module):
     assert f"{module} " in g.check("cat /proc/modules")
 
 
-@phase(6, 0, guest=True, user=True)
+@item(Phase.TESTS, 0, guest=True, user=True)
 def test_case(matrix, arch, program, case, record_property):
     """One KTAP test case of one C test program, in the guest."""
     prog = next(p for p in matrix.programs if p.name == program)
@@ -188,7 +186,7 @@ def test_case(matrix, arch, program, case, record_property):
     assert res.status == ktap.PASS, f"{case}: {res.status}\n{diag}"
 
 
-@phase(6, 1, guest=True, user=True)
+@item(Phase.TESTS, 1, guest=True, user=True)
 def test_program(matrix, arch, program, record_property):
     """A program ran to its end: exit 0, complete KTAP plan, no stray case."""
     prog = next(p for p in matrix.programs if p.name == program)
@@ -229,9 +227,9 @@ def test_program(matrix, arch, program, record_property):
     assert run.output.rc == 0, f"exit status {run.output.rc}:\n{text}"
 
 
-# After every program of ours (phase 6, ordered by program) and before the
-# modules are unloaded (phase 7).
-@phase(6.5, guest=True, user=True)
+# After every program of ours (Phase.TESTS, ordered by program) and
+# before the modules are unloaded.
+@item(Phase.SELFTESTS, guest=True, user=True)
 def test_mm_selftest(matrix, arch, selftest, record_property):
     """One of the kernel's own mm selftests (tests/mm-selftests.yaml) in
     the guest: exit 0 passes, KSFT_SKIP skips with the test's reason, a
@@ -242,24 +240,24 @@ def test_mm_selftest(matrix, arch, selftest, record_property):
     base = spec.base or spec.name
     reason = test.skip_reason(base)
     if reason:
-        mmselftests.record(matrix, arch, selftest, "skipped", reason,
+        selftests.record(matrix, arch, selftest, "skipped", reason,
                            listed=True)
         pytest.skip(f"cannot run on {base}: {reason}")
     art = matrix.artifacts(arch)
     _fail_build(art, "kernel", "mm-selftests")
     rec = art.selftests.results.get(selftest) or {"error": "not built"}
     if rec["error"]:
-        mmselftests.record(matrix, arch, selftest, "failed", "build failed")
+        selftests.record(matrix, arch, selftest, "failed", "build failed")
         pytest.fail(f"{selftest} did not build:\n{rec['error']}",
                     pytrace=False)
-    res = mmselftests.run_in_guest(matrix, arch, test)
+    res = selftests.run_in_guest(matrix, arch, test)
     record_property("guest_seconds", res.seconds)
     if res.status == "skipped":
         pytest.skip(f"{selftest}: {res.message}")
     assert res.status == "passed", f"{selftest}: {res.message}"
 
 
-@phase(7, guest=True)
+@item(Phase.UNLOAD, guest=True)
 def test_module_unload(matrix, arch, module):
     """After all tests, each module unloads and loads again cleanly."""
     g = matrix.guest(arch)
@@ -269,7 +267,7 @@ def test_module_unload(matrix, arch, module):
     g.check(f"insmod /modules/{module}.ko {params}")
 
 
-@phase(8, guest=True)
+@item(Phase.KERNEL_LOG, guest=True)
 def test_kernel_log(matrix, arch):
     """No BUG, WARNING, oops, KASAN, KFENCE, lockdep, hung-task or
     kmemleak report but the expected ones.

@@ -1,14 +1,11 @@
-"""The kernel's own mm selftests (tools/testing/selftests/vm), in the guests.
+"""The kernel's own mm selftests (tools/testing/selftests/vm), built.
 
 tests/mm-selftests.yaml lists them: for each, its sources, arguments,
 /proc/sys settings, the user to run it as, and per architecture the
 reason it cannot run there. Those that can run are cross-compiled
 statically with the architecture's user-space compiler, from the
 extracted, patched tree (cached like the test programs), and go into the
-initramfs under /selftests/vm/. tests/test_matrix.py runs each as one
-pytest item per target, after our own programs: exit status 0 passes,
-4 (KSFT_SKIP) skips with the test's reason, anything else fails with
-the failing KTAP sub-results and the output.
+initramfs under /selftests/vm/; matrix/session/selftests.py runs them.
 """
 from __future__ import annotations
 
@@ -21,7 +18,6 @@ from typing import Iterable, Optional
 import yaml
 
 from . import cache as cachemod
-from ..session import ktap
 from ..spec.arch import Arch
 from .kernel import Tree, compiler_id, warnings_in
 from .log import BuildError
@@ -32,7 +28,6 @@ HELPERS = REPO / "tests" / "mm-selftests"
 VM_DIR = "tools/testing/selftests/vm"
 GUEST_DIR = "selftests/vm"             # in the initramfs
 RUNAS = "selftests/runas"               # tests/mm-selftests/runas.c
-KSFT_SKIP = 4
 
 # Libraries the selftests' Makefile links that the guests' cross
 # toolchains lack: the matrix's own stand-in headers.
@@ -281,105 +276,3 @@ def _compile(cmd: list[str]) -> dict:
     r = subprocess.run(cmd, capture_output=True, text=True)
     return {"error": (" ".join(cmd) + "\n" + r.stderr) if r.returncode
             else "", "warnings": warnings_in(r.stderr)}
-
-
-# ---------------------------------------------------------------- results
-
-@dataclasses.dataclass
-class Outcome:
-    status: str                 # "passed", "failed" or "skipped"
-    message: str
-    counts: dict[str, int]      # KTAP sub-results by status
-    seconds: float = 0.0        # in the guest
-
-
-_SKIP_PLAN = re.compile(r"^1\.\.0\s*#\s*SKIP\s*(.*)$", re.I)
-
-
-def judge(rc: Optional[int], lines: list[str]) -> Outcome:
-    """Exit 0 passes and 4 (KSFT_SKIP) skips, unless a KTAP sub-result
-    failed or a KTAP plan was left incomplete; anything else fails."""
-    rep = ktap.parse(lines)
-    counts: dict[str, int] = {}
-    for r in rep.results:
-        counts[r.status] = counts.get(r.status, 0) + 1
-    failing = [r for r in rep.results if r.status in (ktap.FAIL, ktap.ERROR)]
-    text = "\n".join(lines)
-    detail = "".join(
-        f"\n  not ok {r.number} {r.name}" +
-        "".join(f"\n      {d}" for d in r.diagnostics[-5:] if d.strip())
-        for r in failing)
-    if failing:
-        return Outcome("failed", f"exit status {rc}; failing KTAP "
-                       f"sub-results:{detail}\n\noutput:\n{text}", counts)
-    if rc == 0:
-        if rep.plan is not None and rep.plan > 0 and not rep.complete:
-            return Outcome("failed", f"exit status 0 but incomplete KTAP "
-                           f"({'; '.join(rep.problems) or 'bail out'})"
-                           f":\n{text}", counts)
-        return Outcome("passed", "", counts)
-    if rc == KSFT_SKIP:
-        return Outcome("skipped", skip_reason(lines, rep), counts)
-    return Outcome("failed", f"exit status {rc}:\n{text}", counts)
-
-
-def skip_reason(lines: list[str], rep: Optional[ktap.Report] = None) -> str:
-    """What a test that exited KSFT_SKIP said about why."""
-    for line in lines:
-        m = _SKIP_PLAN.match(line.strip())
-        if m and m.group(1).strip():
-            return m.group(1).strip()
-    rep = rep or ktap.parse(lines)
-    for r in rep.results:
-        if r.status == ktap.SKIP and r.directive[4:].strip():
-            return r.directive[4:].strip()
-    said = [ln.strip() for ln in lines if ln.strip()]
-    if said:
-        return " / ".join(said[-3:])
-    return "exit status 4 (KSFT_SKIP) without a message"
-
-
-# ------------------------------------------------------------------ guest
-
-def run_in_guest(matrix, arch: str, test: Selftest) -> Outcome:
-    """Run one selftest in arch's guest; keep its output in the results
-    (<boot>/selftests-vm-NAME.ktap) and its outcome in the matrix's
-    per-target summary. A guest that dies or hangs raises GuestError
-    (the outcome is recorded as failed first)."""
-    from ..session.guest import GuestError
-    st = matrix.state[arch]
-    scale = getattr(st.arch, "scale", 1) or 1
-    limit = (test.timeout or matrix.test_timeout) * scale
-    try:
-        g = matrix.guest(arch)
-        out = g.run(test.command(), timeout=limit, line_timeout=limit)
-    except GuestError as exc:
-        record(matrix, arch, test.name, "failed", str(exc).splitlines()[0])
-        raise
-    (g.workdir / f"selftests-vm-{test.name}.ktap").write_text(
-        out.text + "\n")
-    res = judge(out.rc, [ln.text for ln in out.lines])
-    first = res.message.splitlines()[0] if res.message else ""
-    record(matrix, arch, test.name, res.status, first, rc=out.rc,
-           seconds=round(out.seconds, 3), subtests=res.counts)
-    res.seconds = out.seconds
-    return res
-
-
-def record(matrix, arch: str, name: str, status: str, reason: str = "",
-           **more) -> None:
-    """Keep a selftest's outcome for the target's results JSON."""
-    per = matrix.selftest_results
-    rec = {"status": status}
-    if reason:
-        rec["reason"] = reason
-    rec.update(more)
-    per.setdefault(arch, {})[name] = rec
-
-
-def summary(records: dict[str, dict]) -> dict:
-    """Per target: how many selftests passed, failed and were skipped,
-    and each one's record."""
-    counts = {s: sum(1 for r in records.values() if r["status"] == s)
-              for s in ("passed", "failed", "skipped")}
-    return {"counts": counts, "tests": records}

@@ -1,7 +1,7 @@
-"""pytest hooks beside matrix/plugin.py: what each result means.
+"""pytest hooks beside matrix/plugin/hooks.py: what each result means.
 
-- A failing in-guest item (a KTAP case or a program's own check, phase
-  6) is rerun once: the program runs again in the guest (a dead guest is
+- A failing in-guest item (a KTAP case or a program's own check,
+  Phase.TESTS) is rerun once: the program runs again in the guest (a dead guest is
   rebooted first) and the item is checked against that second run. If it
   passes there, the item is "flaky": reported as FLAKY, recorded as
   flaky in the results and on the dashboard, and it fails the run all
@@ -12,34 +12,32 @@
 - Each result records the log behind it, relative to the results
   folder: the program's .ktap (NAME.rerun.ktap for the rerun) or the
   boot's console.log.
-- A run with a regression (matrix/history.py) exits non-zero.
+- A run with a regression (matrix/report/history.py) exits non-zero.
 """
 from __future__ import annotations
 
 import os
 import pathlib
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import pytest
 
 from ..session.guest import GuestError
-
-if TYPE_CHECKING:
-    from .hooks import ArchState, Matrix
-
-RERUN_PHASE = 6
+from ..session.matrix import ArchState, Matrix, ProgramRun
+from . import phases
+from .phases import Phase
 
 
 class OutcomeHooks:
     def __init__(self, config):
         self.config = config
-        self.reruns: dict[tuple[str, str], object] = {}
+        self.reruns: dict[tuple[str, str], ProgramRun] = {}
         self.logs: dict[tuple[str, str], dict[str, Optional[str]]] = {}
 
     @property
-    def matrix(self) -> Optional["Matrix"]:
+    def matrix(self) -> Optional[Matrix]:
         main = self.config.pluginmanager.get_plugin("nopfn-matrix")
-        return getattr(main, "matrix", None)
+        return main.matrix
 
     @staticmethod
     def _params(item) -> dict:
@@ -55,19 +53,16 @@ class OutcomeHooks:
     def _rerunnable(self, item, exc: BaseException) -> bool:
         params = self._params(item)
         m = self.matrix
-        ph = getattr(item.function, "matrix_phase", None)
-        n = ph.n if ph is not None else getattr(item.function, "phase", None)
-        return (m is not None and getattr(m, "reruns", 1) > 0 and
-                "program" in params and
-                params.get("arch") in m.state and n == RERUN_PHASE and
+        return (m is not None and m.options.reruns > 0 and
+                "program" in params and params.get("arch") in m.state and
+                phases.step_of(item.function).phase == Phase.TESTS and
                 not isinstance(exc, (pytest.skip.Exception,
                                      pytest.xfail.Exception,
                                      pytest.exit.Exception,
                                      KeyboardInterrupt)))
 
-    def _rerun_program(self, st: "ArchState", program: str) -> None:
+    def _rerun_program(self, st: ArchState, program: str) -> None:
         """Run the program again; keep both runs' logs."""
-        from .hooks import ProgramRun
         m = self.matrix
         prog = next(p for p in m.programs if p.name == program)
         fname = program.replace("/", "-") + ".ktap"
@@ -107,7 +102,7 @@ class OutcomeHooks:
             self._rerun_program(st, program)
         rerun = self.reruns[(arch, program)]
         item.matrix_rerun = True
-        if getattr(rerun, "error", ""):
+        if rerun.error:
             return False
         st.runs[program] = rerun
         try:
@@ -134,11 +129,11 @@ class OutcomeHooks:
             return
         if self._passes_on_rerun(item):
             item.matrix_flaky = f"{type(exc).__name__}: {exc}"[-2000:]
-            if getattr(self.matrix, "tolerate_flaky", False):
+            if self.matrix.options.tolerate_flaky:
                 outcome.force_result(None)
 
     # ----------------------------------------------------------- reports
-    def _logs(self, item, st: "ArchState") -> dict:
+    def _logs(self, item, st: ArchState) -> dict:
         program = self._params(item).get("program")
         key = (st.arch.name, program)
         if program is not None and key in self.logs:
@@ -155,7 +150,7 @@ class OutcomeHooks:
                 return {"log": self._rel(ktap)}
         return {"log": self._rel(g.transcript)}
 
-    # Outermost wrapper: runs after matrix/plugin.py recorded the result.
+    # Outermost wrapper: runs after hooks.py recorded the result.
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
@@ -192,6 +187,7 @@ class OutcomeHooks:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session, exitstatus):
-        summary = getattr(self.matrix, "summary", None) or {}
+        main = self.config.pluginmanager.get_plugin("nopfn-matrix")
+        summary = main.summary or {}
         if summary.get("regressions") and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

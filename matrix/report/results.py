@@ -11,41 +11,14 @@ from typing import Optional, TYPE_CHECKING
 
 from . import dashboard
 from . import history
-from ..build import selftests as mmselftests
+from ..session import selftests
 from ..session.guest import qemu_version
 
 if TYPE_CHECKING:
-    from ..plugin.hooks import Matrix
+    from ..session.matrix import Matrix
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 DEFAULT_ROOT = REPO / "results"
-
-
-class ResultsDir:
-    def __init__(self, path: pathlib.Path):
-        self.path = path
-        path.mkdir(parents=True, exist_ok=True)
-
-    @classmethod
-    def create(cls, where: Optional[str]) -> "ResultsDir":
-        if where:
-            return cls(pathlib.Path(where).resolve())
-        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-        rd = cls(DEFAULT_ROOT / f"{stamp}-{os.getpid()}")
-        latest = DEFAULT_ROOT / "latest"
-        tmp = DEFAULT_ROOT / f".latest-{os.getpid()}"
-        try:
-            tmp.unlink(missing_ok=True)
-            tmp.symlink_to(rd.path.name)
-            os.replace(tmp, latest)
-        except OSError:
-            pass
-        return rd
-
-    def arch_dir(self, arch: str) -> pathlib.Path:
-        d = self.path / arch
-        d.mkdir(parents=True, exist_ok=True)
-        return d
 
 
 def git_commit() -> str:
@@ -59,7 +32,7 @@ def arch_record(m: "Matrix", name: str) -> dict:
     art = st.artifacts
     km = (art.kernel_meta or {}) if art else {}
     # a flaky test fails its target unless the run tolerates it
-    bad = ("failed",) if getattr(m, "tolerate_flaky", False) else \
+    bad = ("failed",) if m.options.tolerate_flaky else \
         ("failed", "flaky")
     failed = [t for t, r in st.tests.items() if r["status"] in bad]
     if not st.tests:
@@ -72,7 +45,6 @@ def arch_record(m: "Matrix", name: str) -> dict:
         status = "build-only"
     else:
         status = "passed"
-    plan = getattr(m, "plan", None)
     rec = {
         "arch": name,
         "bootable": st.arch.bootable,
@@ -80,7 +52,7 @@ def arch_record(m: "Matrix", name: str) -> dict:
         # "run" (built, booted where it can be) or "check" (compile-
         # checked only), and why it is not booted (matrix/plan.py)
         "role": st.role,
-        "why": plan.why(st.arch) if plan is not None else None,
+        "why": m.plan.why(st.arch),
         "kernel": {
             "release": km.get("release"),
             "version": st.kernel_version or None,
@@ -104,8 +76,8 @@ def arch_record(m: "Matrix", name: str) -> dict:
         "programs": st.programs,
         "metrics": st.metrics,
         # the kernel's mm selftests (tests/mm-selftests.yaml)
-        "mm_selftests": mmselftests.summary(
-            getattr(m, "selftest_results", {}).get(name, {})),
+        "mm_selftests": selftests.summary(
+            m.selftest_results.get(name, {})),
         "counts": {s: sum(1 for r in st.tests.values() if r["status"] == s)
                    for s in ("passed", "failed", "skipped", "flaky",
                              "xfailed")},
@@ -113,10 +85,12 @@ def arch_record(m: "Matrix", name: str) -> dict:
     return rec
 
 
-def write(m: "Matrix", wall: float) -> None:
+def write(m: "Matrix", wall: float) -> dict:
+    """Write the run's results folder (a record per target, summary.json)
+    and publish it (history, dashboard); returns the summary."""
     summary = {"wall_seconds": round(wall, 3), "commit": git_commit(),
                "arches": {}, "results": str(m.results.path),
-               "rebuilt": list(getattr(m, "rebuilt", []))}
+               "rebuilt": list(m.rebuilt)}
     recs = {}
     for name in m.state:
         rec = recs[name] = arch_record(m, name)
@@ -136,7 +110,7 @@ def write(m: "Matrix", wall: float) -> None:
     publish(m, recs, summary, wall)
     (m.results.path / "summary.json").write_text(
         json.dumps(summary, indent=1, sort_keys=True))
-    m.summary = summary
+    return summary
 
 
 def not_booted(m: "Matrix", recs: dict[str, dict]) -> dict[str, dict]:
@@ -145,8 +119,7 @@ def not_booted(m: "Matrix", recs: dict[str, dict]) -> dict[str, dict]:
     those it left out (not selected, no compiler, candidates)."""
     out = {name: {"status": rec["status"], "why": rec["why"]}
            for name, rec in recs.items() if rec.get("why")}
-    plan = getattr(m, "plan", None)
-    for name, why in (plan.left.items() if plan is not None else ()):
+    for name, why in m.plan.left.items():
         out[name] = {"status": "not run", "why": why}
     return out
 
@@ -190,10 +163,8 @@ def figure_line(figures: dict[str, str]) -> str:
     return ", ".join(parts).replace(", in ", " in ")
 
 
-def summary_lines(m: "Matrix") -> list[str]:
-    s = getattr(m, "summary", None)
-    if not s:
-        return []
+def summary_lines(s: dict) -> list[str]:
+    """The run's summary (write()'s) as the terminal's lines."""
     out = ["", "nopfn matrix:"]
     for name, a in s["arches"].items():
         c = a["counts"]
@@ -231,14 +202,6 @@ def not_booted_lines(s: dict) -> list[str]:
     return out
 
 
-def _option(m: "Matrix", name: str) -> Optional[str]:
-    config = getattr(m, "config", None)
-    try:
-        return config.getoption(name) if config is not None else None
-    except ValueError:
-        return None
-
-
 def history_path(results_dir: pathlib.Path,
                  option: Optional[str] = None) -> pathlib.Path:
     """--history, or history.sqlite beside the run folders."""
@@ -256,10 +219,9 @@ def publish(m: "Matrix", recs: dict, summary: dict, wall: float) -> None:
     info: dict = {}
     summary["dashboard"] = info
     try:
-        with history.History(history_path(
-                d, _option(m, "--history"))) as h:
+        with history.History(history_path(d, m.options.history)) as h:
             info["history"] = str(h.path)
-            ref = _option(m, "--baseline")
+            ref = m.options.baseline
             base = h.find(ref) if ref else None
             if ref and base is None:
                 info["error"] = (f"baseline {ref}: no such run in {h.path}; "

@@ -248,12 +248,11 @@ class BoardGuest(Guest):
         self.kill()
 
 
-def guest_for(config, arch: Arch, kernel: pathlib.Path,
+def guest_for(board: Optional[Board], arch: Arch, kernel: pathlib.Path,
               initrd: pathlib.Path, workdir: pathlib.Path,
               boot_timeout: int, n_arches: int = 1) -> Guest:
-    """The guest for one boot of arch: on the board of --lg-env when the
-    env file has a target for it, else local QEMU."""
-    board = board_from_config(config)
+    """The guest for one boot of arch: on the board when its env file
+    has a target for it, else local QEMU."""
     if board is not None:
         name = board.target_for(arch.name, n_arches)
         if name is not None:
@@ -262,17 +261,11 @@ def guest_for(config, arch: Arch, kernel: pathlib.Path,
     return Guest(arch, kernel, initrd, workdir, boot_timeout)
 
 
-def board_from_config(config) -> Optional[Board]:
-    """The board file of labgrid's --lg-env option (or LG_ENV), if any."""
-    if config is None:
-        return None
-    path = config.getoption("lg_env", None) or os.environ.get("LG_ENV")
+def board_for(options) -> Optional[Board]:
+    """The board file of the options' lg_env (labgrid's --lg-env) or
+    LG_ENV, if any."""
+    path = options.lg_env or os.environ.get("LG_ENV")
     if not path:
         return None
-    cached = getattr(config, "_nopfn_board", None)
-    if cached is None:
-        cached = Board(pathlib.Path(path),
-                       config.getoption("--lg-target", None),
-                       config.getoption("lg_coordinator", None))
-        config._nopfn_board = cached
-    return cached
+    return Board(pathlib.Path(path), options.lg_target,
+                 options.lg_coordinator)

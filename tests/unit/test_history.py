@@ -657,31 +657,32 @@ def test_href_is_relative_and_quoted(tmp_path):
 
 def test_results_write_with_a_baseline(tmp_path):
     """--baseline and --history through results.write, as a run uses them."""
-    import types
-    from matrix.spec import arch as archspec
+    from matrix.build.builder import Builder
+    from matrix.build.cache import Cache
     from matrix.report import results
-    from matrix.plugin.hooks import ArchState
+    from matrix.session.matrix import Matrix, Options
+    from matrix.session.plan import Plan
+    from matrix.spec import arch as archspec
 
     def run(key, status, **opts):
-        st = ArchState(archspec.load_all()["ia64"])       # no QEMU asked
-        st.tests = {"test_kernel_build[ia64]": {"status": status,
-                                                "duration": 1.0}}
-        cfg = types.SimpleNamespace(getoption=lambda name: opts.get(name))
-        m = types.SimpleNamespace(state={"ia64": st}, config=cfg,
-                                  results=results.ResultsDir(tmp_path / key))
-        results.write(m, wall=1.0)
-        return m.summary
+        ia64 = archspec.load_all()["ia64"]          # no QEMU asked
+        m = Matrix(Options(arch="ia64", results=str(tmp_path / key),
+                           **opts), Builder(Cache(tmp_path / "cache")),
+                   Plan([ia64], [], {}))
+        m.state["ia64"].tests = {"test_kernel_build[ia64]": {
+            "status": status, "duration": 1.0}}
+        return results.write(m, wall=1.0)
 
     db = str(tmp_path / "elsewhere" / "h.sqlite")
-    run("r1", "failed", **{"--history": db})
-    run("r2", "passed", **{"--history": db})
-    s = run("r3", "failed", **{"--history": db})
+    run("r1", "failed", history=db)
+    run("r2", "passed", history=db)
+    s = run("r3", "failed", history=db)
     assert [r["reference"] for r in s["regressions"]] == ["r2"]
     assert s["dashboard"]["history"] == db
     assert not (tmp_path / "history.sqlite").exists()
-    s = run("r4", "failed", **{"--history": db, "--baseline": "r1"})
+    s = run("r4", "failed", history=db, baseline="r1")
     assert s["regressions"] == [] and s["dashboard"]["baseline"] == "r1"
-    s = run("r5", "failed", **{"--history": db, "--baseline": "nosuch"})
+    s = run("r5", "failed", history=db, baseline="nosuch")
     assert "baseline nosuch: no such run" in s["dashboard"]["error"]
     assert any("baseline nosuch" in ln for ln in results.verdict_lines(s))
 

@@ -4,7 +4,8 @@ import pytest
 
 from matrix.spec import arch as archspec
 from matrix.build import selftests as mmselftests
-from matrix.build.selftests import ListError, judge, parse
+from matrix.build.selftests import ListError, parse
+from matrix.session.selftests import judge
 
 ARCHES = ["x86_64", "arm64", "riscv64", "ia64"]
 

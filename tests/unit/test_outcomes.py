@@ -4,9 +4,10 @@ import types
 
 import pytest
 
-from matrix.spec import arch as archspec
 from matrix.plugin.outcomes import OutcomeHooks
-from matrix.plugin.hooks import ArchState, ProgramRun
+from matrix.plugin.phases import Phase, Step
+from matrix.session.matrix import ArchState, Options, ProgramRun
+from matrix.spec import arch as archspec
 
 
 class Outcome:
@@ -32,8 +33,8 @@ class Guest:
 
 
 class Matrix:
-    """run_program as matrix/plugin.py has it: cached per program, the
-    output kept as <program>.ktap in the guest's folder."""
+    """run_program as matrix/session/matrix.py has it: cached per
+    program, the output kept as <program>.ktap in the guest's folder."""
 
     def __init__(self, tmp_path, outputs):
         self.results = types.SimpleNamespace(path=tmp_path)
@@ -42,7 +43,7 @@ class Matrix:
         st.guest = Guest(tmp_path / "x86_64" / "boot1")
         self.state = {"x86_64": st}
         self.outputs = list(outputs)
-        self.summary = {}
+        self.options = Options()
 
     def run_program(self, name, prog):
         st = self.state[name]
@@ -57,18 +58,17 @@ class Matrix:
         return run
 
 
-def hooks_for(m):
-    main = types.SimpleNamespace(matrix=m)
+def hooks_for(m, summary=None):
+    main = types.SimpleNamespace(matrix=m, summary=summary)
     config = types.SimpleNamespace(pluginmanager=types.SimpleNamespace(
         get_plugin=lambda name: main if name == "nopfn-matrix" else None))
     return OutcomeHooks(config)
 
 
-def item(m, case, phase=6, name=None):
+def item(m, case, phase=Phase.TESTS, name=None):
     def fn():
         pass
-    fn.matrix_phase = types.SimpleNamespace(n=phase, sub=0, guest=True,
-                                            user=True)
+    fn.matrix_step = Step(phase, 0, True, True, "run")
 
     def runtest():                  # what test_case does
         run = m.run_program("x86_64", m.programs[0])
@@ -131,7 +131,7 @@ def test_flaky_fails_the_run_by_default(tmp_path):
 def test_fails_then_passes_on_rerun_is_flaky_when_tolerated(tmp_path):
     first = "not ok a\nok b"
     m = Matrix(tmp_path, [first, "ok a\nok b"])
-    m.tolerate_flaky = True
+    m.options = Options(tolerate_flaky=True)
     h = hooks_for(m)
     m.run_program("x86_64", m.programs[0])
     a = item(m, "a")
@@ -157,7 +157,7 @@ def test_fails_then_passes_on_rerun_is_flaky_when_tolerated(tmp_path):
 
 def test_fails_again_stays_failed_and_reruns_once(tmp_path):
     m = Matrix(tmp_path, ["not ok a\nnot ok b", "not ok a\nok b"])
-    m.tolerate_flaky = True
+    m.options = Options(tolerate_flaky=True)
     h = hooks_for(m)
     a, b = item(m, "a"), item(m, "b")
     assert call(h, a).excinfo is not None
@@ -184,7 +184,7 @@ def test_a_guest_that_dies_on_the_rerun_is_a_failure(tmp_path):
 def test_only_in_guest_failures_are_rerun(tmp_path):
     m = Matrix(tmp_path, ["not ok a", "ok a"])
     h = hooks_for(m)
-    assert call(h, item(m, "a", phase=5)).excinfo is not None
+    assert call(h, item(m, "a", phase=Phase.LOAD)).excinfo is not None
     skipped = item(m, "a")
     skipped.runtest = lambda: pytest.skip("no svpbmt")
     assert call(h, skipped).excinfo is not None
@@ -193,14 +193,12 @@ def test_only_in_guest_failures_are_rerun(tmp_path):
 
 def test_a_regression_makes_the_exit_status_non_zero(tmp_path):
     m = Matrix(tmp_path, [])
-    h = hooks_for(m)
     session = types.SimpleNamespace(exitstatus=0)
-    h.pytest_sessionfinish(session, 0)
+    hooks_for(m, {}).pytest_sessionfinish(session, 0)
     assert session.exitstatus == 0
-    m.summary = {"regressions": [{"target": "x86_64", "test": "t"}]}
-    h.pytest_sessionfinish(session, 0)
+    hooks_for(m, {"regressions": [{"target": "x86_64", "test": "t"}]}
+              ).pytest_sessionfinish(session, 0)
     assert session.exitstatus == pytest.ExitCode.TESTS_FAILED
-
 
 
 def test_a_known_failure_is_not_rerun(tmp_path):

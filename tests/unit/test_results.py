@@ -3,14 +3,22 @@ import json
 import pathlib
 import types
 
-from matrix.spec import arch as archspec
+from matrix.build.builder import Builder
+from matrix.build.cache import Cache
 from matrix.report import results
-from matrix.plugin.hooks import ArchState
+from matrix.session import plan
+from matrix.session.matrix import ArchState, Matrix, Options, ResultsDir
+from matrix.session import matrix as session
+from matrix.spec import arch as archspec
 
 
 def fake_matrix(tmp_path):
+    """A run of arm64 and ia64, with results of its own (nothing built)."""
     arches = archspec.load_all()
-    state = {n: ArchState(arches[n]) for n in ("arm64", "ia64")}
+    m = Matrix(Options(arch="arm64,ia64", results=str(tmp_path / "run")),
+               Builder(Cache(tmp_path / "cache")),
+               plan.Plan([arches["arm64"], arches["ia64"]], [], {}))
+    state = m.state
     arm = state["arm64"]
     arm.artifacts = types.SimpleNamespace(
         kernel_meta={"release": "6.1.192-nopfn", "build_seconds": 180.0,
@@ -27,14 +35,13 @@ def fake_matrix(tmp_path):
                                          errors={})
     ia.tests = {"test_kernel_build[ia64]": {"status": "passed",
                                             "duration": 1.0}}
-    return types.SimpleNamespace(state=state,
-                                 results=results.ResultsDir(tmp_path / "run"))
+    return m
 
 
 def test_write_per_arch_and_summary(tmp_path):
     m = fake_matrix(tmp_path)
     tmp_path = m.results.path
-    results.write(m, wall=4.0)
+    summary = results.write(m, wall=4.0)
     arm = json.loads((tmp_path / "arm64.json").read_text())
     assert arm["status"] == "failed"
     assert arm["kernel"]["release"] == "6.1.192-nopfn"
@@ -48,7 +55,7 @@ def test_write_per_arch_and_summary(tmp_path):
     assert ia["status"] == "build-only" and ia["qemu_version"] is None
     s = json.loads((tmp_path / "summary.json").read_text())
     assert s["guest_seconds"] == 2.5 and s["overhead_seconds"] == 1.5
-    lines = results.summary_lines(m)
+    lines = results.summary_lines(summary)
     assert any("ia64" in ln and "build-only" in ln for ln in lines)
 
 
@@ -63,9 +70,9 @@ def test_build_only_never_reads_as_booted(tmp_path):
 
 
 def test_results_dirs_do_not_collide(tmp_path, monkeypatch):
-    monkeypatch.setattr(results, "DEFAULT_ROOT", tmp_path)
-    a = results.ResultsDir.create(None)
-    b = results.ResultsDir.create(str(tmp_path / "explicit"))
+    monkeypatch.setattr(session, "RESULTS_ROOT", tmp_path)
+    a = ResultsDir.create(None)
+    b = ResultsDir.create(str(tmp_path / "explicit"))
     assert a.path != b.path and a.path.is_dir() and b.path.is_dir()
     assert (tmp_path / "latest").resolve() == a.path
 
@@ -89,8 +96,7 @@ def test_headline_figures_keep_exact_seeds():
 
 def fake_plan_matrix(tmp_path):
     """fake_matrix() with a plan: arm64 and ia64 run, riscv64 compile-
-    checked, two targets left out (matrix/plan.py)."""
-    from matrix.session import plan
+    checked, two targets left out (matrix/session/plan.py)."""
     m = fake_matrix(tmp_path)
     arches = archspec.load_all()
     rv = m.state["riscv64"] = ArchState(arches["riscv64"], role="check")
@@ -107,7 +113,6 @@ def fake_plan_matrix(tmp_path):
 
 def test_not_booted_names_every_target_with_why(tmp_path):
     from matrix.report import history
-    from matrix.session import plan
     m = fake_plan_matrix(tmp_path)
     recs = {n: results.arch_record(m, n) for n in m.state}
     assert (recs["riscv64"]["status"], recs["riscv64"]["role"],
@@ -121,8 +126,8 @@ def test_not_booted_names_every_target_with_why(tmp_path):
         "x86_64-debug": {"status": "not run",
                          "why": "not selected: --arch arm64"},
         "sh4": {"status": "not run", "why": "candidate, not in the matrix"}}
-    # without a plan: the records' own, nothing left out
-    del m.plan
+    # nothing left out: the records' own
+    m.plan = plan.Plan(m.plan.run, m.plan.check, {})
     assert set(results.not_booted(m, recs)) == {"ia64", "riscv64"}
     lines = results.not_booted_lines({"not_booted": nb})
     assert lines == [
@@ -140,11 +145,11 @@ def test_not_booted_names_every_target_with_why(tmp_path):
 
     # through write(): the summary, its lines, and the history's rows
     m = fake_plan_matrix(tmp_path / "w")
-    results.write(m, wall=4.0)
+    summary = results.write(m, wall=4.0)
     s = json.loads((m.results.path / "summary.json").read_text())
     assert s["not_booted"] == results.not_booted(
         m, {n: results.arch_record(m, n) for n in m.state})
-    out = results.summary_lines(m)
+    out = results.summary_lines(summary)
     assert "  not booted (4):" in out
     assert out.index("  not booted (4):") > max(
         i for i, ln in enumerate(out) if ln.startswith("  riscv64 "))
