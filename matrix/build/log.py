@@ -45,6 +45,22 @@ def stop_background() -> None:
 atexit.register(stop_background)
 
 
+def stop_background_on_signals() -> None:
+    """Stop the background commands when this process is terminated
+    (SIGTERM, SIGHUP: a CI job's time limit, a closed terminal), then die
+    of the signal as before; atexit handlers do not run then, and the
+    commands, each in a session of its own, would build on. Call it from
+    the main thread."""
+    def handler(signum, _frame):
+        stop_background()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) in (signal.SIG_DFL, None):
+            signal.signal(sig, handler)
+
+
 class BuildError(Exception):
     """A build step failed; carries the log that says why."""
 

@@ -228,6 +228,8 @@ class Matrix:
                         # again and reports the error
                         pass
 
+        if threading.current_thread() is threading.main_thread():
+            log.stop_background_on_signals()
         self._prebuilder = threading.Thread(target=work, daemon=True,
                                             name="nopfn-prebuild")
         self._prebuilder.start()

@@ -169,3 +169,42 @@ def test_build_error_names_the_compilers_errors(tmp_path):
     assert text.splitlines()[-1] == \
         'src/arch/mips/mm/fault.c:8:2: error: #error "broken"'
     assert "make: *** Error 2" in text
+
+
+def test_background_commands_end_with_a_terminated_run(tmp_path):
+    """A run killed by SIGTERM (a CI job's time limit) takes its
+    background builds with it: they are in sessions of their own, which
+    the terminal's or job's kill would not reach."""
+    import os
+    import subprocess
+    import sys
+    import time
+    repo = pathlib.Path(__file__).resolve().parents[2]
+    pidfile = tmp_path / "pid"
+    code = (
+        "import pathlib, sys, threading, time\n"
+        f"sys.path.insert(0, {str(repo)!r})\n"
+        "from matrix.build import log\n"
+        "log.stop_background_on_signals()\n"
+        "def work():\n"
+        "    with log.background():\n"
+        f"        log.run_logged(['sh', '-c', 'echo $$ > {pidfile}; "
+        "exec sleep 600'], pathlib.Path("
+        f"{str(tmp_path / 'log')!r}), what='sleeping')\n"
+        "threading.Thread(target=work, daemon=True).start()\n"
+        "time.sleep(600)\n")
+    p = subprocess.Popen([sys.executable, "-c", code])
+    deadline = time.monotonic() + 30
+    while not pidfile.exists() or not pidfile.read_text().strip():
+        assert time.monotonic() < deadline, "the command did not start"
+        time.sleep(0.05)
+    child = int(pidfile.read_text())
+    p.terminate()
+    assert p.wait(timeout=30) == -15
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{child}"):
+        status = pathlib.Path(f"/proc/{child}/stat").read_text().split()[2]
+        if status == "Z":
+            break
+        assert time.monotonic() < deadline, "the background command lives on"
+        time.sleep(0.05)
