@@ -33,43 +33,6 @@
 #include "kselftest_harness.h"
 #include "mspec_test.h"
 
-static int write_knob(const char *name, const char *val)
-{
-	char path[128];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), MSPEC_DEBUGFS "/%s", name);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -1;
-}
-
-static long read_knob(const char *name)
-{
-	char path[128], buf[32] = "";
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), MSPEC_DEBUGFS "/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f)) {
-		if (buf[0] == 'Y')
-			v = 1;
-		else if (buf[0] == 'N')
-			v = 0;
-		else
-			v = strtol(buf, NULL, 0);
-	}
-	fclose(f);
-	return v;
-}
-
 /* Touch page @i of @p in a child: its wait_for() result. */
 static int touch_in_child(char *p, unsigned long i, bool expect_zero)
 {
@@ -92,26 +55,9 @@ static int touch_in_child(char *p, unsigned long i, bool expect_zero)
 /* The PFN that maps @addr in this process, 0 if unknown. */
 static unsigned long pfn_of(const void *addr)
 {
-	char buf[512], line[64], *s;
-	unsigned long pfn = 0;
-	ssize_t n;
-	int fd;
+	long pfn = pte_pfn(addr);
 
-	fd = open(MSPEC_DEBUGFS "/pte", O_RDWR);
-	if (fd < 0)
-		return 0;
-	n = snprintf(line, sizeof(line), "%#lx", (unsigned long)addr);
-	if (write(fd, line, n) == n) {
-		n = pread(fd, buf, sizeof(buf) - 1, 0);
-		if (n > 0) {
-			buf[n] = 0;
-			s = strstr(buf, "\npfn ");
-			if (s)
-				pfn = strtoul(s + 5, NULL, 16);
-		}
-	}
-	close(fd);
-	return pfn;
+	return pfn > 0 ? pfn : 0;
 }
 
 FIXTURE(alloc) {
@@ -124,8 +70,8 @@ FIXTURE_SETUP(alloc)
 
 	if (!have_mspec())
 		return;
-	ASSERT_EQ(0, write_knob("fail_next_alloc", "0"));
-	ASSERT_EQ(0, write_knob("fail_sigbus", "0"));
+	ASSERT_EQ(0, mspec_set_knob("fail_next_alloc", 0));
+	ASSERT_EQ(0, mspec_set_knob("fail_sigbus", 0));
 	for (t = 0; t < nmappable; t++)
 		ASSERT_EQ(0, read_counters(type_name[t], &self->base[t]));
 }
@@ -138,8 +84,8 @@ FIXTURE_TEARDOWN(alloc)
 
 	if (!have_mspec())
 		return;
-	write_knob("fail_next_alloc", "0");
-	write_knob("fail_sigbus", "0");
+	mspec_set_knob("fail_next_alloc", 0);
+	mspec_set_knob("fail_sigbus", 0);
 	for (t = 0; t < nmappable; t++) {
 		ASSERT_EQ(0, read_counters(type_name[t], &c));
 		EXPECT_EQ(self->base[t].in_use, c.in_use)
@@ -165,11 +111,11 @@ TEST_F(alloc, injected_failure_gives_sigbus)
 		ASSERT_NE(MAP_FAILED, p);
 		memset(p, 0x77, psz);			/* page 0: allocated */
 
-		ASSERT_EQ(0, write_knob("fail_sigbus", "1"));
-		ASSERT_EQ(0, write_knob("fail_next_alloc", "1"));
+		ASSERT_EQ(0, mspec_set_knob("fail_sigbus", 1));
+		ASSERT_EQ(0, mspec_set_knob("fail_next_alloc", 1));
 		EXPECT_EQ(128 + SIGBUS, touch_in_child(p, 1, true))
 			TH_LOG("%s", type_name[t]);
-		EXPECT_EQ(0, read_knob("fail_next_alloc"));
+		EXPECT_EQ(0, mspec_knob("fail_next_alloc"));
 
 		ASSERT_EQ(0, read_counters(type_name[t], &c));
 		EXPECT_EQ(base->failures + 1, c.failures);
@@ -194,12 +140,12 @@ TEST_F(alloc, failures_count_down)
 		SKIP(return, NO_MSPEC);
 	p = map_rw(dev_path[1], 4 * psz);
 	ASSERT_NE(MAP_FAILED, p);
-	ASSERT_EQ(0, write_knob("fail_sigbus", "1"));
-	ASSERT_EQ(0, write_knob("fail_next_alloc", "2"));
+	ASSERT_EQ(0, mspec_set_knob("fail_sigbus", 1));
+	ASSERT_EQ(0, mspec_set_knob("fail_next_alloc", 2));
 	EXPECT_EQ(128 + SIGBUS, touch_in_child(p, 0, true));
-	EXPECT_EQ(1, read_knob("fail_next_alloc"));
+	EXPECT_EQ(1, mspec_knob("fail_next_alloc"));
 	EXPECT_EQ(128 + SIGBUS, touch_in_child(p, 3, true));
-	EXPECT_EQ(0, read_knob("fail_next_alloc"));
+	EXPECT_EQ(0, mspec_knob("fail_next_alloc"));
 	EXPECT_EQ(0, touch_in_child(p, 3, true));
 	ASSERT_EQ(0, read_counters(type_name[1], &c));
 	EXPECT_EQ(self->base[1].failures + 2, c.failures);
@@ -220,18 +166,18 @@ TEST_F(alloc, injected_oom_is_sigbus)
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
-	ASSERT_EQ(0, write_knob("fail_sigbus", "0"));
+	ASSERT_EQ(0, mspec_set_knob("fail_sigbus", 0));
 	for (t = 0; t < nmappable; t++) {
 		struct counters before, *base = &before;
 		char *p = map_rw(dev_path[t], 2 * psz);
 
 		ASSERT_NE(MAP_FAILED, p);
 		ASSERT_EQ(0, read_counters(type_name[t], base));
-		ASSERT_EQ(0, write_knob("fail_next_alloc", "3"));
+		ASSERT_EQ(0, mspec_set_knob("fail_next_alloc", 3));
 		for (i = 0; i < 3; i++) {
 			EXPECT_EQ(128 + SIGBUS, touch_in_child(p, 0, true))
 				TH_LOG("%s: touch %d", type_name[t], i);
-			EXPECT_EQ(2 - i, read_knob("fail_next_alloc"));
+			EXPECT_EQ(2 - i, mspec_knob("fail_next_alloc"));
 		}
 		ASSERT_EQ(0, read_counters(type_name[t], &c));
 		EXPECT_EQ(base->failures + 3, c.failures);

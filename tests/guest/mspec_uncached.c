@@ -63,26 +63,12 @@ struct pte_info {
 /* 0, or -errno of the debugfs pte file. */
 static int pte_query(const void *addr, struct pte_info *pi)
 {
-	char buf[512], line[128], *s, *save;
-	int fd, err, parsed = 0;
-	ssize_t n;
+	char buf[512], *s, *save;
+	int parsed = 0;
 
 	memset(pi, 0, sizeof(*pi));
-	fd = open(MSPEC_DEBUGFS "/pte", O_RDWR);
-	if (fd < 0)
+	if (pte_ask(addr, buf, sizeof(buf)) < 0)
 		return -errno;
-	n = snprintf(line, sizeof(line), "%#lx", (unsigned long)addr);
-	if (write(fd, line, n) != n) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	err = n < 0 ? -errno : 0;
-	close(fd);
-	if (err)
-		return err;
-	buf[n] = 0;
 	for (s = strtok_r(buf, "\n", &save); s; s = strtok_r(NULL, "\n", &save)) {
 		if (sscanf(s, "pte %llx", &pi->pte) == 1 ||
 		    sscanf(s, "pfn %lx", &pi->pfn) == 1 ||
@@ -94,24 +80,6 @@ static int pte_query(const void *addr, struct pte_info *pi)
 			parsed++;
 	}
 	return parsed >= 7 ? 0 : -EPROTO;
-}
-
-/* The "noncached" line of mspec/<type>/info: what the driver claims. */
-static int info_noncached(const char *type)
-{
-	char path[128], line[256];
-	int v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), MSPEC_DEBUGFS "/%s/info", type);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "noncached %d", &v) == 1)
-			break;
-	fclose(f);
-	return v;
 }
 
 /* What the page tables must say, by machine (uname -m). */
@@ -182,8 +150,9 @@ static const char *uncached_unchecked(void)
 
 	if (!e)
 		return "no PTE memory-type decoder for this machine";
-	if (e->refused || (!e->always && info_noncached("uncached") == 0 &&
-			   !isa_has("svpbmt")))
+	if (e->refused ||
+	    (!e->always && mspec_info_noncached("uncached") == 0 &&
+	     !isa_has("svpbmt")))
 		return "mspec_uncached refuses mmap() here (asserted by uncached_refused)";
 	return NULL;
 }
@@ -272,12 +241,12 @@ TEST(cached_and_fetchop_ptes_are_cacheable)
 TEST(info_claims)
 {
 	const struct expect *e = expected();
-	int uncached = info_noncached("uncached");
+	int uncached = mspec_info_noncached("uncached");
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
-	EXPECT_EQ(0, info_noncached("cached"));
-	EXPECT_EQ(0, info_noncached("fetchop"));
+	EXPECT_EQ(0, mspec_info_noncached("cached"));
+	EXPECT_EQ(0, mspec_info_noncached("fetchop"));
 	/* riscv64: 0 without Svpbmt; uncached_unchecked() says when 1 is due */
 	EXPECT_EQ(e && e->always ? 1 : uncached, uncached);
 	if (e && e->refused)
@@ -293,7 +262,7 @@ TEST(info_claims)
 TEST(uncached_refused)
 {
 	const struct expect *e = expected();
-	int noncached = info_noncached("uncached");
+	int noncached = mspec_info_noncached("uncached");
 	char *p;
 
 	if (!have_mspec())
@@ -351,7 +320,7 @@ TEST(uncached_after_mprotect_and_fork)
  */
 static int pte_dev(void)
 {
-	return info_noncached("uncached") == 1 ? 2 : 1;
+	return mspec_info_noncached("uncached") == 1 ? 2 : 1;
 }
 
 /* Parent and child map the same PFN, with the same memory type. */

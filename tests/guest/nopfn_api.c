@@ -40,6 +40,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
 #pragma GCC diagnostic pop
+#include "files.h"
 #include "kmsg_check.h"
 #include "nopfn_util.h"
 
@@ -56,15 +57,9 @@
 /* Re-arm every WARN_ONCE(): 0, or -errno. */
 static int clear_warn_once(void)
 {
-	int fd = open("/sys/kernel/debug/clear_warn_once", O_WRONLY);
-	int ret = 0;
-
-	if (fd < 0)
+	if (write_file("/sys/kernel/debug/clear_warn_once", "1"))
 		return -errno;
-	if (write(fd, "1", 1) != 1)
-		ret = -errno;
-	close(fd);
-	return ret;
+	return 0;
 }
 
 /* A thread that reads one byte through probe(), and what it got. */
@@ -96,20 +91,10 @@ static int prober_start(struct prober *t, volatile char *addr)
 
 static long long read_param(const char *name)
 {
-	char path[128], buf[64];
-	ssize_t n;
-	int fd;
+	char path[128];
 
 	snprintf(path, sizeof(path), MODULE_PARAMS "%s", name);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	return strtoll(buf, NULL, 0);
+	return read_number(path);
 }
 
 /*
@@ -195,7 +180,7 @@ FIXTURE_TEARDOWN(api)
 		ASSERT_EQ((want_sig), probe(__m + __i * psz + 16, false,\
 					    &__v, &__si)) {		\
 			TH_LOG("fault %d: signal %d, want %d", __i,	\
-			       probe_info.si_signo, (want_sig));	\
+			       guard_info.si_signo, (want_sig));	\
 		}							\
 		if (want_sig) {						\
 			ASSERT_EQ(BUS_ADRERR, __si.si_code);		\

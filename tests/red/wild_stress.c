@@ -11,4 +11,4 @@
  *   fresh_pages_zero_after kernel_log_clean
  */
 #define MSPEC_STRESS_WILD 1
-#include "../guest/mspec_stress.c"
+#include "../guest/mspec_stress/main.c"

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Helpers shared by the mspec guest tests (tests/guest/mspec_*.c): the
- * device paths and type names, the debugfs stats counters, single 64-bit
- * and byte accesses, device mapping helpers, the page size and wait_for().
+ * Helpers shared by the mspec guest tests (tests/guest/mspec_*.c and the
+ * programs that use the devices too): the device paths and type names,
+ * the debugfs stats counters, knobs and pte file (lib/mspec.c,
+ * lib/mspec_pte.c), single 64-bit and byte accesses; and, from
+ * vm_util.h, device mapping helpers, the page size and wait_for().
  */
 #ifndef MSPEC_TEST_H
 #define MSPEC_TEST_H
@@ -20,6 +22,7 @@
 #include <mspec_fetchop.h>
 
 #include "fault_addr.h"
+#include "vm_util.h"
 
 #define MSPEC_DEBUGFS	"/sys/kernel/debug/mspec"
 #define NTYPES		3
@@ -32,48 +35,27 @@ static const char * const type_name[NTYPES] = {
 	"fetchop", "cached", "uncached",
 };
 
+/*
+ * The devices of the programs that drive mspec and nopfn_test together
+ * (mmap_fuzz, mspec_stress): the three mspec types in dev_path[]'s
+ * order, then nopfn_test.
+ */
+enum { D_FETCHOP, D_CACHED, D_UNCACHED, D_NOPFN, NDEV };
+
+static const char * const dev_file[NDEV] = {
+	"/dev/sgi_fetchop", "/dev/mspec_cached", "/dev/mspec_uncached",
+	"/dev/nopfn_test",
+};
+
 struct counters {
 	long in_use, allocated, freed, leaked, faults, failures, races, mappings;
 };
 
-static inline int read_counters(const char *type, struct counters *c)
-{
-	char path[128], key[64];
-	long val;
-	FILE *f;
+/* The stats of mspec/<type> in debugfs: 0, or -1 if not readable. */
+int read_counters(const char *type, struct counters *c);
 
-	memset(c, 0, sizeof(*c));
-	snprintf(path, sizeof(path), MSPEC_DEBUGFS "/%s/stats", type);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %ld", key, &val) == 2) {
-		if (!strcmp(key, "pages_in_use"))
-			c->in_use = val;
-		else if (!strcmp(key, "pages_allocated"))
-			c->allocated = val;
-		else if (!strcmp(key, "pages_freed"))
-			c->freed = val;
-		else if (!strcmp(key, "pages_leaked"))
-			c->leaked = val;
-		else if (!strcmp(key, "faults"))
-			c->faults = val;
-		else if (!strcmp(key, "alloc_failures"))
-			c->failures = val;
-		else if (!strcmp(key, "alloc_races"))
-			c->races = val;
-		else if (!strcmp(key, "mappings"))
-			c->mappings = val;
-	}
-	fclose(f);
-	return 0;
-}
-
-static inline bool have_mspec(void)
-{
-	return access(dev_path[2], F_OK) == 0 &&
-	       access(MSPEC_DEBUGFS "/uncached/stats", R_OK) == 0;
-}
+/* The devices and their debugfs files are there. */
+bool have_mspec(void);
 
 #define NO_MSPEC	"mspec module or debugfs not available"
 
@@ -83,25 +65,38 @@ static inline bool have_mspec(void)
  * cannot make it non-cached (its info file says "noncached 0": s390,
  * riscv64 without Svpbmt, mips with an L2; mspec_uncached.c's
  * uncached_refused asserts the refusal).  uncached is the last type, so
- * the tests that exercise every type loop over t < nmappable.
+ * the tests that exercise every type loop over t < nmappable.  Set before
+ * main() runs.
  */
-static int nmappable = NTYPES;
+extern int nmappable;
 
-static void __attribute__((constructor)) init_nmappable(void)
-{
-	char line[256];
-	int v = -1;
-	FILE *f = fopen(MSPEC_DEBUGFS "/uncached/info", "r");
+/* The "noncached" line of mspec/<type>/info: what the driver claims. */
+int mspec_info_noncached(const char *type);
 
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "noncached %d", &v) == 1)
-			break;
-	fclose(f);
-	if (v == 0)
-		nmappable = NTYPES - 1;
-}
+/*
+ * A knob of mspec's debugfs (fail_next_alloc, fail_sigbus): its value,
+ * -1 if it cannot be read; setting it: 0, or -1 with errno set.
+ */
+long mspec_knob(const char *name);
+int mspec_set_knob(const char *name, long val);
+
+/*
+ * mspec's debugfs pte file: write a user address of a VM_IO or VM_PFNMAP
+ * mapping of this process to it, read back what maps it there ("addr",
+ * "pte", "pfn", "memtype", "noncached", "alias_memtype",
+ * "alias_noncached" and "device" lines). The read fails with ENOENT where
+ * no VMA is, ENXIO where no PTE is, EINVAL for another kind of VMA.
+ *
+ * pte_open(): the file, or -1; pte_write(): 0, or -1; pte_read(): the
+ * text's length, NUL-terminated in @buf, or -1; errno set on failure.
+ * pte_ask(): the three and close(). pte_pfn(): the PFN, or -errno (EIO:
+ * the text has no "pfn" line).
+ */
+int pte_open(void);
+int pte_write(int fd, const void *addr);
+ssize_t pte_read(int fd, char *buf, size_t size);
+ssize_t pte_ask(const void *addr, char *buf, size_t size);
+long pte_pfn(const void *addr);
 
 /*
  * Single accesses that the compiler keeps one for one (each may be the
@@ -175,88 +170,6 @@ static inline void poke64(void *p, __u64 v)
 static inline char peek8(const void *p)
 {
 	return __atomic_load_n((const char *)p, __ATOMIC_RELAXED);
-}
-
-/* mmap() of a device; the file is closed, the mapping keeps it open. */
-static inline void *map_dev(const char *path, size_t len, int prot, int flags,
-		     off_t off)
-{
-	int fd = open(path, O_RDWR);
-	void *p;
-	int err;
-
-	if (fd < 0)
-		return MAP_FAILED;
-	p = mmap(NULL, len, prot, flags, fd, off);
-	err = errno;
-	close(fd);
-	errno = err;
-	return p;
-}
-
-static inline void *map_rw(const char *path, size_t len)
-{
-	return map_dev(path, len, PROT_READ | PROT_WRITE, MAP_SHARED, 0);
-}
-
-static long psz;
-
-static void __attribute__((constructor)) init_psz(void)
-{
-	psz = sysconf(_SC_PAGESIZE);
-}
-
-/*
- * Where the data cache has aliases (MIPS with cpu_has_dc_aliases,
- * PA-RISC, SPARC64, ...), a shared file mapping must start at the colour
- * of its offset, (addr - pgoff * PAGE_SIZE) % span == 0: MAP_FIXED (and
- * mremap(MREMAP_FIXED)) elsewhere is EINVAL, and a hint is moved up to
- * that colour (arch_get_unmapped_area() of those architectures). The
- * span of a colour of @fd's shared mappings (a page where there are no
- * colours): the smallest step from an address aligned to 16 MiB at which
- * MAP_FIXED of offset 0 is accepted. 0 with errno set on failure
- * (ENOSPC: no colour below 16 MiB).
- */
-static inline unsigned long colour_span(int fd)
-{
-	unsigned long span = 16UL << 20, step;
-	char *r, *base, *m;
-	int err = 0;
-
-	r = mmap(NULL, 2 * span, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (r == MAP_FAILED)
-		return 0;
-	base = (char *)(((unsigned long)r + span - 1) & ~(span - 1));
-	for (step = psz; step < span; step *= 2) {
-		m = mmap(base + step, psz, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_FIXED, fd, 0);
-		if (m != MAP_FAILED)
-			break;
-		if (errno != EINVAL) {
-			err = errno;
-			break;
-		}
-	}
-	munmap(r, 2 * span);
-	if (!err && step >= span)
-		err = ENOSPC;
-	errno = err;
-	return err ? 0 : step;
-}
-
-/* Wait for @pid: its exit code, 128 + signal if killed, -1 on error. */
-static inline int wait_for(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return -1;
 }
 
 #endif /* MSPEC_TEST_H */

@@ -47,7 +47,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -66,31 +65,12 @@
 #include <linux/types.h>
 
 #include "kselftest.h"
-#include "mspec_test.h"
+#include "clock.h"
+#include "guard.h"
 #include "kmsg_check.h"
+#include "mspec_test.h"
+#include "rand.h"
 #include <nopfn_test.h>
-
-#ifndef MREMAP_DONTUNMAP
-#define MREMAP_DONTUNMAP	4
-#endif
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE	0x100000
-#endif
-#ifndef MAP_SHARED_VALIDATE
-#define MAP_SHARED_VALIDATE	0x03
-#endif
-#ifndef MADV_COLD
-#define MADV_COLD		20
-#endif
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT		21
-#endif
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ	22
-#endif
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE	23
-#endif
 
 #define ARENA		48	/* pages the sequences play in */
 #define GUARD		16	/* PROT_NONE pages on either side */
@@ -104,34 +84,10 @@
 #define TRACE		240	/* bytes of trace per operation */
 #define MSG		400
 
-enum { D_FETCHOP, D_CACHED, D_UNCACHED, D_NOPFN, NDEV };
-static const char * const dev_file[NDEV] = {
-	"/dev/sgi_fetchop", "/dev/mspec_cached", "/dev/mspec_uncached",
-	"/dev/nopfn_test",
-};
 /* The "device" line of the pte file: mspec_type_name[], or "none". */
 static const char * const pte_dev[NDEV] = {
 	"fetchop", "cached", "uncached", "none",
 };
-
-/* ------------------------------------------------------------ random */
-
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* ------------------------------------------------------- operations */
 
@@ -598,38 +554,6 @@ static void read_counts(struct counts *c)
 
 static struct counts base;
 
-static long knob(const char *name)
-{
-	char path[128], buf[32] = "";
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), MSPEC_DEBUGFS "/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f))
-		v = buf[0] == 'Y' ? 1 : buf[0] == 'N' ? 0 :
-		    strtol(buf, NULL, 0);
-	fclose(f);
-	return v;
-}
-
-static int set_knob(const char *name, long v)
-{
-	char path[128], buf[32];
-	int fd, n, ret;
-
-	snprintf(path, sizeof(path), MSPEC_DEBUGFS "/%s", name);
-	n = snprintf(buf, sizeof(buf), "%ld", v);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -1;
-	ret = write(fd, buf, n) == n ? 0 : -1;
-	close(fd);
-	return ret;
-}
-
 /*
  * Each open nopfn_test file: its state's counters, as nopfn_test_nopfn()
  * and nopfn_test_ret() count them (no NOPFN_REFAULT without a signal, no
@@ -745,30 +669,12 @@ static void check_counts(void)
 	if (c.ram != want.ram)
 		mismatch("nopfn_test RAM pages %ld, model %ld",
 			 c.ram - base.ram, want.ram - base.ram);
-	left = knob("fail_next_alloc");
+	left = mspec_knob("fail_next_alloc");
 	if (left != M->inj_left)
 		mismatch("fail_next_alloc %ld, model %d", left, M->inj_left);
 }
 
 /* ----------------------------------------------------- guarded access */
-
-static __thread sigjmp_buf *guard_jb;
-static volatile int guard_sig, guard_code;
-static void * volatile guard_addr;
-
-static void fault_handler(int sig, siginfo_t *si, void *uc)
-{
-	(void)uc;
-	if (!guard_jb) {
-		signal(sig, SIG_DFL);
-		raise(sig);
-		return;
-	}
-	guard_sig = sig;
-	guard_code = si->si_code;
-	guard_addr = si->si_addr;
-	siglongjmp(*guard_jb, 1);
-}
 
 struct tres {
 	int sig, code;		/* user: signal and si_code; kernel: -errno */
@@ -782,34 +688,33 @@ struct tcmd {
 	uint64_t val;
 };
 
-static void do_touch(const struct tcmd *c, struct tres *r)
-{
-	sigjmp_buf jb;
+/* A touch and its result, for guarded(). */
+struct touch {
+	const struct tcmd *c;
+	struct tres *r;
+};
 
-	memset(r, 0, sizeof(*r));
-	if (sigsetjmp(jb, 1)) {
-		guard_jb = NULL;
-		r->sig = guard_sig;
-		r->code = guard_code;
-		r->addr = (unsigned long)guard_addr;
-		return;
-	}
-	guard_jb = &jb;
-	if (c->write)
-		poke64((void *)c->addr, c->val);
+static void touch_word(void *arg)
+{
+	const struct touch *t = arg;
+
+	if (t->c->write)
+		poke64((void *)t->c->addr, t->c->val);
 	else
-		r->val = peek64((void *)c->addr);
-	guard_jb = NULL;
+		t->r->val = peek64((void *)t->c->addr);
 }
 
-static void install_handlers(void)
+/* The access @c, faults caught (guard_handler(), installed by main()). */
+static void do_touch(const struct tcmd *c, struct tres *r)
 {
-	struct sigaction sa = { 0 };
+	struct touch t = { c, r };
 
-	sa.sa_sigaction = fault_handler;
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-	sigaction(SIGSEGV, &sa, NULL);
-	sigaction(SIGBUS, &sa, NULL);
+	memset(r, 0, sizeof(*r));
+	r->sig = guarded(touch_word, &t);
+	if (r->sig) {
+		r->code = guard_info.si_code;
+		r->addr = (unsigned long)guard_info.si_addr;
+	}
 }
 
 /* ----------------------------------------------------- model: accesses */
@@ -1980,24 +1885,22 @@ static void op_procmem(const struct op *op)
 static void op_query(const struct op *op)
 {
 	unsigned long pg = pick_page(&M->par, op->r[0]);
-	char line[64], buf[512], b1[32], *s, dev[32] = "";
+	char buf[512], b1[32], *s, dev[32] = "";
 	unsigned long pfn = 0;
 	struct mvma *v = find_vma_at(&M->par, pg);
 	ssize_t n;
 	int fd, err;
 
-	fd = open(MSPEC_DEBUGFS "/pte", O_RDWR);
+	fd = pte_open();
 	if (fd < 0)
 		mismatch("pte file: %s", strerror(errno));
-	n = snprintf(line, sizeof(line), "%#lx", (unsigned long)A(pg));
-	if (write(fd, line, n) != n)
+	if (pte_write(fd, A(pg)))
 		mismatch("pte write: %s", strerror(errno));
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	n = pte_read(fd, buf, sizeof(buf));
 	err = errno;
 	close(fd);
 	T("pte(%s)", addr_str((unsigned long)A(pg), b1));
 	if (n > 0) {
-		buf[n] = 0;
 		s = strstr(buf, "\npfn ");
 		if (s)
 			pfn = strtoul(s + 5, NULL, 16);
@@ -2170,7 +2073,8 @@ static void op_inject(const struct op *op)
 	bool sigbus = op->r[1] & 1;
 
 	T("inject %d failures, %s", n, sigbus ? "SIGBUS" : "OOM");
-	if (set_knob("fail_sigbus", sigbus) || set_knob("fail_next_alloc", n))
+	if (mspec_set_knob("fail_sigbus", sigbus) ||
+	    mspec_set_knob("fail_next_alloc", n))
 		mismatch("cannot set the injection knobs");
 	M->inj_left = n;
 	M->inj_sigbus = sigbus;
@@ -2465,8 +2369,8 @@ static struct run run_sequence(const struct op *ops, const unsigned char *idx,
 	int status;
 	pid_t pid;
 
-	set_knob("fail_next_alloc", 0);
-	set_knob("fail_sigbus", 0);
+	mspec_set_knob("fail_next_alloc", 0);
+	mspec_set_knob("fail_sigbus", 0);
 	memset(sh->trace, 0, sizeof(sh->trace));
 	sh->msg[0] = 0;
 	sh->failed_op = -1;
@@ -2482,8 +2386,8 @@ static struct run run_sequence(const struct op *ops, const unsigned char *idx,
 	kill(-pid, SIGKILL);
 	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 		;
-	set_knob("fail_next_alloc", 0);
-	set_knob("fail_sigbus", 0);
+	mspec_set_knob("fail_next_alloc", 0);
+	mspec_set_knob("fail_sigbus", 0);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
 		r.what = MISMATCH;
 		r.op = sh->failed_op;
@@ -2601,8 +2505,8 @@ static int probe_uaccess_k(bool to_user, unsigned long off, int k)
 	if (fd < 0 || pipe2(pfd, O_NONBLOCK))
 		ksft_exit_fail_msg("uaccess probe: %s\n", strerror(errno));
 	m = mmap(NULL, psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED || set_knob("fail_sigbus", 0) ||
-	    set_knob("fail_next_alloc", k))
+	if (m == MAP_FAILED || mspec_set_knob("fail_sigbus", 0) ||
+	    mspec_set_knob("fail_next_alloc", k))
 		ksft_exit_fail_msg("uaccess probe: %s\n", strerror(errno));
 	if (to_user) {
 		if (write(pfd[1], &v, 8) != 8)
@@ -2614,7 +2518,7 @@ static int probe_uaccess_k(bool to_user, unsigned long off, int k)
 	if (ret != 8 && !(ret == -1 && errno == EFAULT))
 		ksft_exit_fail_msg("uaccess probe: %ld, %s\n", ret,
 				   strerror(errno));
-	set_knob("fail_next_alloc", 0);
+	mspec_set_knob("fail_next_alloc", 0);
 	munmap(m, psz);
 	close(fd);
 	close(pfd[0]);
@@ -2863,10 +2767,10 @@ int main(int argc, char **argv)
 	if (sh == MAP_FAILED)
 		ksft_exit_fail_msg("shared memory: %s\n", strerror(errno));
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	install_handlers();
+	guard_install(guard_handler);
 	setup_env();
-	set_knob("fail_next_alloc", 0);
-	set_knob("fail_sigbus", 0);
+	mspec_set_knob("fail_next_alloc", 0);
+	mspec_set_knob("fail_sigbus", 0);
 	counts_now(&cbase);
 	kmsg_open(&km);
 	ksft_print_msg("arena %p, %u pages; carve-out PFN %#lx, %lu pages%s; address space fits 1 GiB %d, 1 TiB %d, 64 TiB %d\n",

@@ -91,19 +91,13 @@
 #include <linux/types.h>
 
 #include "kselftest.h"
-#include "mspec_test.h"
+#include "clock.h"
+#include "files.h"
+#include "guard.h"
 #include "kmsg_check.h"
-#include <nopfn_test.h>
-
-#ifndef MREMAP_DONTUNMAP
-#define MREMAP_DONTUNMAP	4
-#endif
-#ifndef MADV_COLD
-#define MADV_COLD	20
-#endif
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT	21
-#endif
+#include "mspec_test.h"
+#include "nopfn_util.h"
+#include "rand.h"
 
 #define MAX_PROCS	16
 /* Bounds of the worker deaths no handler saw (see reaped()). */
@@ -116,13 +110,6 @@
 #define NPOOL		6	/* shared pool mappings per worker */
 #define POOL_PAGES	4
 #define PLAN		10
-
-/* Devices: the three mspec types in mspec_test.h's order, then nopfn_test. */
-enum { D_FETCHOP, D_CACHED, D_UNCACHED, D_NOPFN, NDEV };
-static const char * const dev_file[NDEV] = {
-	"/dev/sgi_fetchop", "/dev/mspec_cached", "/dev/mspec_uncached",
-	"/dev/nopfn_test",
-};
 
 enum op_kind {
 	OP_MAP, OP_TOUCH, OP_FORK, OP_MPROTECT, OP_MADVISE, OP_MREMAP,
@@ -216,78 +203,12 @@ static void __attribute__((format(printf, 1, 2))) fail(const char *fmt, ...)
 		memcpy(sh->first_failure, buf, sizeof(buf));
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static void sleep_us(unsigned long us)
-{
-	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
-/* ------------------------------------------------------------ random */
-
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-struct rng {
-	uint64_t s[4];
-};
-
-static void rng_seed(struct rng *r, uint64_t seed)
-{
-	int i;
-
-	for (i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&seed);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-/* xoshiro256** */
-static uint64_t rnd(struct rng *r)
-{
-	uint64_t *s = r->s, res = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return res;
-}
-
-static unsigned int below(struct rng *r, unsigned int n)
-{
-	return n ? (unsigned int)(rnd(r) % n) : 0;
-}
-
 /* ----------------------------------------------- guarded memory access */
 
 /*
- * Accesses that may fault run under sigsetjmp(): the SIGSEGV/SIGBUS
- * handler jumps back with the signal, its si_code and si_addr.
+ * Accesses that may fault run in guarded(): fault_handler() jumps back
+ * with the signal, its si_code and si_addr (guard_info).
  */
-static __thread sigjmp_buf *guard_jb;
-static __thread int guard_sig, guard_code;
-static __thread void *guard_addr;
 static __thread unsigned int lost_resumes;
 static unsigned int w_index;
 
@@ -359,17 +280,17 @@ static void fault_handler(int sig, siginfo_t *si, void *uc)
 
 	/* Forced, or forced with its siginfo lost in a guarded access. */
 	if ((sig == SIGSEGV && sh->kinject && si->si_code == SI_KERNEL) ||
-	    (guard_jb && lost)) {
+	    (guard_armed() && lost)) {
 		atomic_add_ul(&sh->forced_segv, 1);
-		if (!guard_jb)
+		if (!guard_armed())
 			sh->worker_forced[w_index] = 1;
 	}
-	if (!guard_jb && lost && lost_resumes < LOST_RESUME_MAX) {
+	if (!guard_armed() && lost && lost_resumes < LOST_RESUME_MAX) {
 		lost_resumes++;
 		atomic_add_ul(&sh->lost_info_segv, 1);
 		return;
 	}
-	if (!guard_jb) {
+	if (!guard_armed()) {
 		/* A fault nobody expected: die of it, the controller sees. */
 		if (!sh->worker_seen[w_index].sig) {
 			sh->worker_seen[w_index].code = si->si_code;
@@ -383,10 +304,7 @@ static void fault_handler(int sig, siginfo_t *si, void *uc)
 		raise(sig);
 		return;
 	}
-	guard_sig = sig;
-	guard_code = si->si_code;
-	guard_addr = si->si_addr;
-	siglongjmp(*guard_jb, 1);
+	guard_jump(sig, si);
 }
 
 static void usr1_handler(int sig)
@@ -417,8 +335,10 @@ static unsigned long words(void)
 }
 
 /* Read the page: count the words that are not as fresh (zero). */
-static void acc_zero(struct access *a)
+static void acc_zero(void *arg)
 {
+	struct access *a = arg;
+
 	uint64_t *w = (uint64_t *)a->page;
 	unsigned long i, n = words();
 
@@ -434,8 +354,10 @@ static void acc_zero(struct access *a)
 }
 
 /* Read the page: count the words that differ from the pattern. */
-static void acc_verify(struct access *a)
+static void acc_verify(void *arg)
 {
+	struct access *a = arg;
+
 	uint64_t *w = (uint64_t *)a->page;
 	unsigned long i, n = words();
 
@@ -450,8 +372,10 @@ static void acc_verify(struct access *a)
 	}
 }
 
-static void acc_fill(struct access *a)
+static void acc_fill(void *arg)
 {
+	struct access *a = arg;
+
 	uint64_t *w = (uint64_t *)a->page;
 	unsigned long i, n = words();
 
@@ -459,37 +383,28 @@ static void acc_fill(struct access *a)
 		poke64(&w[i], pat(a->tag, i));
 }
 
-static void acc_write1(struct access *a)
+static void acc_write1(void *arg)
 {
+	struct access *a = arg;
+
 	poke64((uint64_t *)a->page + 1, a->child);
 }
 
-static void acc_read0(struct access *a)
+static void acc_read0(void *arg)
 {
+	struct access *a = arg;
+
 	a->bad_val = peek64(a->page);
 }
 
 /* A pool word: what it held (bad_val), write the tag, read it (child). */
-static void acc_race(struct access *a)
+static void acc_race(void *arg)
 {
+	struct access *a = arg;
+
 	a->bad_val = peek64(a->page);
 	poke64(a->page, a->tag);
 	a->child = peek64(a->page);
-}
-
-/* Run @fn on @a with faults caught: 0 or the signal. */
-static int guarded(void (*fn)(struct access *), struct access *a)
-{
-	sigjmp_buf jb;
-
-	if (sigsetjmp(jb, 1)) {
-		guard_jb = NULL;
-		return guard_sig;
-	}
-	guard_jb = &jb;
-	fn(a);
-	guard_jb = NULL;
-	return 0;
 }
 
 /*
@@ -500,51 +415,6 @@ static int guarded(void (*fn)(struct access *), struct access *a)
 static bool info_lost(void);
 
 /* ------------------------------------------------------------ knobs */
-
-static int write_file(const char *path, const char *val)
-{
-	ssize_t n;
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -1;
-}
-
-static int read_file(const char *path, char *buf, size_t size)
-{
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = 0;
-	return 0;
-}
-
-static long read_long(const char *path)
-{
-	char buf[64];
-
-	if (read_file(path, buf, sizeof(buf)))
-		return -1;
-	if (buf[0] == 'Y')
-		return 1;
-	if (buf[0] == 'N')
-		return 0;
-	return strtol(buf, NULL, 0);
-}
-
-#define FAIL_NEXT	MSPEC_DEBUGFS "/fail_next_alloc"
-#define FAIL_SIGBUS	MSPEC_DEBUGFS "/fail_sigbus"
 
 /* The kernel's own fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS). */
 static const char * const kfi_dir[] = {
@@ -616,7 +486,7 @@ static void kfi_stop(long used[2])
 		snprintf(path, sizeof(path), "%s/probability", kfi_dir[d]);
 		write_file(path, "0");
 		snprintf(path, sizeof(path), "%s/times", kfi_dir[d]);
-		used[d] = KFI_TIMES - read_long(path);
+		used[d] = KFI_TIMES - read_number(path);
 		for (i = 0; i < ARRAY_SIZE(kfi_attr); i++) {
 			if (!kfi_saved[d][i][0] || !strcmp(kfi_attr[i],
 							   "probability"))
@@ -727,7 +597,7 @@ static uint64_t w_deadline;
 
 static bool info_lost(void)
 {
-	return sh->kinject && guard_code == SI_USER;
+	return sh->kinject && guard_info.si_code == SI_USER;
 }
 
 /*
@@ -741,7 +611,8 @@ static bool info_lost(void)
 static bool forced(int sig)
 {
 	return sig == SIGSEGV &&
-	       ((sh->kinject && guard_code == SI_KERNEL) || info_lost());
+	       ((sh->kinject && guard_info.si_code == SI_KERNEL) ||
+		info_lost());
 }
 
 /* Pages [0, n) of @s stay, the rest of its VMA boundaries go. */
@@ -779,38 +650,6 @@ static const char *hist_str(struct slot *s, char *buf, size_t size)
 		len += snprintf(buf + len, size - len, "%s%s", i ? "; " : "",
 				s->hist[(s->nhist - n + i) % 4]);
 	return buf;
-}
-
-/*
- * The PFN that maps @addr here (debugfs mspec/pte), or the error of the
- * pte file (ENXIO: no PTE) as a negative number.
- */
-static long pfn_of(const void *addr)
-{
-	char buf[512], line[64], *p;
-	long pfn = -EIO;
-	ssize_t n;
-	int fd;
-
-	fd = open(MSPEC_DEBUGFS "/pte", O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = snprintf(line, sizeof(line), "%#lx", (unsigned long)addr);
-	if (write(fd, line, n) == n) {
-		n = pread(fd, buf, sizeof(buf) - 1, 0);
-		if (n > 0) {
-			buf[n] = 0;
-			p = strstr(buf, "\npfn ");
-			if (p)
-				pfn = strtol(p + 5, NULL, 16);
-		} else if (n < 0) {
-			pfn = -errno;
-		}
-	} else {
-		pfn = -errno;
-	}
-	close(fd);
-	return pfn;
 }
 
 /*
@@ -924,17 +763,6 @@ static void slot_retire(struct slot *s)
 	slot_clear(s);
 }
 
-static int set_pages(int fd, unsigned long first, unsigned long count,
-		     unsigned int beh, unsigned int ms)
-{
-	struct nopfn_test_pages req = {
-		.first = first, .count = count, .behaviour = beh,
-		.sleep_ms = ms,
-	};
-
-	return ioctl(fd, NOPFN_TEST_IOC_SET_PAGES, &req);
-}
-
 static const unsigned int beh_code[] = {
 	[B_RAM] = NOPFN_TEST_RAM, [B_SIGBUS] = NOPFN_TEST_SIGBUS,
 	[B_OOM] = NOPFN_TEST_OOM_ONCE,
@@ -1032,8 +860,8 @@ static void op_map(struct hammer *h, struct slot *s)
 /* What the first word of a page must look like after a signal. */
 static bool sig_ok(struct slot *s, unsigned int pg, int sig, char *page)
 {
-	if (sig == SIGBUS && guard_addr != page && !info_lost()) {
-		fail("SIGBUS at %p, touched %p", guard_addr, page);
+	if (sig == SIGBUS && guard_info.si_addr != page && !info_lost()) {
+		fail("SIGBUS at %p, touched %p", guard_info.si_addr, page);
 		return false;
 	}
 	if (s->dev == D_NOPFN && s->beh[pg] == B_SIGBUS) {
@@ -1063,7 +891,7 @@ static bool sig_ok(struct slot *s, unsigned int pg, int sig, char *page)
 		return true;
 	}
 	fail("%s page %u: signal %d code %d at %p", dev_file[s->dev], pg, sig,
-	     guard_code, guard_addr);
+	     guard_info.si_code, guard_info.si_addr);
 	return false;
 }
 
@@ -1124,7 +952,7 @@ static void touch(struct hammer *h, struct slot *s, unsigned int pg)
 	} else {
 		/* The same page for as long as it is mapped (docs/nopfn-api.md). */
 		if (s->pfn[pg] > 0 && !below(&h->rng, 4)) {
-			long pfn = pfn_of(a.page);
+			long pfn = pte_pfn(a.page);
 
 			/* The pte file allocates: injection may fail it. */
 			if (pfn < 0 && pfn != -ENXIO && sh->kinject)
@@ -1149,8 +977,8 @@ static void touch(struct hammer *h, struct slot *s, unsigned int pg)
 		if (sig) {
 			fail("%s page %u of %u (read-only %u, VMAs at %#x) at %p touched before: signal %d code %d at %p, in %s after %s",
 			     dev_file[s->dev], pg, s->npages, s->ro, s->bounds,
-			     a.page, sig, guard_code, guard_addr, op_now,
-			     op_before);
+			     a.page, sig, guard_info.si_code,
+			     guard_info.si_addr, op_now, op_before);
 			return;
 		}
 		if (a.nonzero) {
@@ -1161,7 +989,7 @@ static void touch(struct hammer *h, struct slot *s, unsigned int pg)
 			     dev_file[s->dev], pg, a.nonzero, a.first_bad,
 			     (unsigned long long)a.bad_val,
 			     (unsigned long long)pat(a.tag, a.first_bad),
-			     pfn_of(a.page), s->pfn[pg], op_now, op_before,
+			     pte_pfn(a.page), s->pfn[pg], op_now, op_before,
 			     hist_str(s, hb, sizeof(hb)));
 			return;
 		}
@@ -1181,7 +1009,7 @@ static void touch(struct hammer *h, struct slot *s, unsigned int pg)
 	}
 	s->tag[pg] = a.tag;
 	s->child[pg] = 0;
-	s->pfn[pg] = pfn_of(a.page);
+	s->pfn[pg] = pte_pfn(a.page);
 	if (carve_page(s, pg))
 		h->carve_tag[pg] = a.tag;
 }
@@ -1261,8 +1089,8 @@ static void op_fork(struct hammer *h)
 				if (!s->tag[p])
 					continue;
 				if (guarded(acc_verify, &a))
-					_exit(forced(guard_sig) ? CHILD_FORCED :
-					      CHILD_BAD_SIG);
+					_exit(forced(guard_info.si_signo) ?
+					      CHILD_FORCED : CHILD_BAD_SIG);
 				if (a.nonzero)
 					_exit(CHILD_BAD_VERIFY);
 				if (kill_it || p < s->ro || carve_page(s, p))
@@ -1278,7 +1106,7 @@ static void op_fork(struct hammer *h)
 			int sig = guarded(acc_zero, &a);
 
 			if (sig == SIGBUS &&
-			    (guard_addr == a.page || info_lost()) &&
+			    (guard_info.si_addr == a.page || info_lost()) &&
 			    (fs->dev != D_NOPFN || fs->beh[fpg] == B_SIGBUS ||
 			     fs->beh[fpg] == B_OOM ||
 			     (sh->kinject && fs->beh[fpg] != B_CARVE)))
@@ -1400,11 +1228,12 @@ static void op_mprotect(struct hammer *h, struct slot *s)
 	sig = guarded(acc_write1, &a);
 	if (forced(sig))
 		;	/* a SIGSEGV all the same, but the kernel's */
-	else if (sig != SIGSEGV || ((guard_code != SEGV_ACCERR ||
-	    guard_addr != fault_addr(a.page + sizeof(uint64_t))) &&
+	else if (sig != SIGSEGV || ((guard_info.si_code != SEGV_ACCERR ||
+	    guard_info.si_addr != fault_addr(a.page + sizeof(uint64_t))) &&
 	    !info_lost()))
 		fail("write to PROT_READ %s page: signal %d code %d at %p",
-		     dev_file[s->dev], sig, guard_code, guard_addr);
+		     dev_file[s->dev], sig, guard_info.si_code,
+		     guard_info.si_addr);
 	else
 		atomic_add_ul(&sh->segv_expected, 1);
 	recheck(h, s);
@@ -1515,10 +1344,10 @@ static void op_munmap(struct hammer *h, struct slot *s)
 	sig = guarded(acc_read0, &a);
 	if (forced(sig))
 		;
-	else if (sig != SIGSEGV || ((guard_code != SEGV_MAPERR ||
-	    guard_addr != a.page) && !info_lost()))
+	else if (sig != SIGSEGV || ((guard_info.si_code != SEGV_MAPERR ||
+	    guard_info.si_addr != a.page) && !info_lost()))
 		fail("touch after munmap: signal %d code %d at %p", sig,
-		     guard_code, guard_addr);
+		     guard_info.si_code, guard_info.si_addr);
 	else
 		atomic_add_ul(&sh->segv_expected, 1);
 	reserve(a.page, (SLOT_PAGES - m) * psz);
@@ -1589,18 +1418,18 @@ static void op_race_touch(struct hammer *h)
 		return;
 	}
 	if (sig == SIGBUS && dev != D_NOPFN &&
-	    (guard_addr == fault_addr(w) || info_lost())) {
+	    (guard_info.si_addr == fault_addr(w) || info_lost())) {
 		atomic_add_ul(&sh->mspec_sigbus, 1);
 		return;
 	}
 	if (sig == SIGBUS && dev == D_NOPFN && sh->kinject &&
-	    (guard_addr == fault_addr(w) || info_lost())) {
+	    (guard_info.si_addr == fault_addr(w) || info_lost())) {
 		atomic_add_ul(&sh->nopfn_kinject_sigbus, 1);
 		return;
 	}
 	if (sig) {
 		fail("pool %s page %u: signal %d code %d with no replacement",
-		     dev_file[dev], p, sig, guard_code);
+		     dev_file[dev], p, sig, guard_info.si_code);
 		return;
 	}
 	if (h->pool_epoch[k][p] == ANY_OURS) {
@@ -1823,11 +1652,7 @@ static void worker(unsigned int w, unsigned int gen, uint64_t seed,
 	rng_seed(&r, seed);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 
-	sa.sa_sigaction = fault_handler;
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-	sigaction(SIGSEGV, &sa, NULL);
-	sigaction(SIGBUS, &sa, NULL);
-	memset(&sa, 0, sizeof(sa));
+	guard_install(fault_handler);
 	sa.sa_handler = usr1_handler;
 	sa.sa_flags = below(&r, 2) ? SA_RESTART : 0;
 	sigaction(SIGUSR1, &sa, NULL);
@@ -2078,14 +1903,14 @@ static unsigned long injected;
 
 static void inject_tick(struct rng *r)
 {
-	char val[16];
+	unsigned int n;
 
-	if (read_long(FAIL_NEXT) != 0)
+	if (mspec_knob("fail_next_alloc") != 0)
 		return;
-	write_file(FAIL_SIGBUS, below(r, 2) ? "1" : "0");
-	snprintf(val, sizeof(val), "%u", 1 + below(r, 3));
-	if (!write_file(FAIL_NEXT, val))
-		injected += strtoul(val, NULL, 0);
+	mspec_set_knob("fail_sigbus", below(r, 2));
+	n = 1 + below(r, 3);
+	if (!mspec_set_knob("fail_next_alloc", n))
+		injected += n;
 }
 
 struct nopfn_counts {
@@ -2224,8 +2049,8 @@ int main(int argc, char **argv)
 	if (!sh->carve_ok)
 		ksft_print_msg("carve-out not usable: no NOPFN_TEST_CARVE pages\n");
 
-	write_file(FAIL_NEXT, "0");
-	write_file(FAIL_SIGBUS, "0");
+	mspec_set_knob("fail_next_alloc", 0);
+	mspec_set_knob("fail_sigbus", 0);
 	for (t = 0; t < NTYPES; t++)
 		if (read_counters(type_name[t], &base[t]))
 			ksft_exit_fail_msg("read %s stats\n", type_name[t]);
@@ -2293,9 +2118,9 @@ int main(int argc, char **argv)
 	alarm(0);
 
 	kfi_stop(kfi_used);
-	remaining = read_long(FAIL_NEXT);
-	write_file(FAIL_NEXT, "0");
-	write_file(FAIL_SIGBUS, "0");
+	remaining = mspec_knob("fail_next_alloc");
+	mspec_set_knob("fail_next_alloc", 0);
+	mspec_set_knob("fail_sigbus", 0);
 
 	for (i = 0; i < NOPS; i++)
 		total += sh->ops[i];
