@@ -20,8 +20,8 @@ import sys
 
 from matrix.spec import arch as archspec
 from matrix.build import cache
-from matrix.build import kernel
 from matrix.session import plan
+from matrix.build.tree import SERIES_DIR, Tree
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 BROKEN = "arch/mips/mm/fault.c"
@@ -31,8 +31,8 @@ MIPS = ("mips64el", "mipsel")
 def broken_series(tmp: pathlib.Path) -> pathlib.Path:
     """kernel/patches/ with a last patch that puts an #error in BROKEN."""
     series = tmp / "patches"
-    shutil.copytree(kernel.SERIES_DIR, series)
-    src = kernel.Tree(cache.Cache()).ensure()
+    shutil.copytree(SERIES_DIR, series)
+    src = Tree(cache.Cache()).ensure()
     old = (src / BROKEN).read_text().splitlines(keepends=True)
     new = list(old)
     at = next(i for i, line in enumerate(new) if line.startswith("#include"))

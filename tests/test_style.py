@@ -16,17 +16,17 @@ import subprocess
 import pytest
 
 from matrix.build import cache
-from matrix.build import kernel
+from matrix.build.tree import Tree, parse_series
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-PATCHES = [p for p, _ in kernel.parse_series()]
+PATCHES = [p for p, _ in parse_series()]
 DRIVER = sorted(p for p in (REPO / "driver").rglob("*")
                 if p.suffix in (".c", ".h"))
 
 
 @pytest.fixture(scope="module")
 def tree() -> pathlib.Path:
-    return kernel.Tree(cache.Cache()).ensure()
+    return Tree(cache.Cache()).ensure()
 
 
 def checkpatch(tree: pathlib.Path, *args: str) -> subprocess.CompletedProcess:

@@ -14,7 +14,8 @@ from . import selftests as mmselftests
 from . import progress
 from . import toolchain
 from ..spec.arch import Arch
-from .kernel import CompileCheck, KernelBuild, Tree
+from .kernel import CompileCheck, KernelBuild
+from .tree import Tree
 from .log import BuildError
 from .userspace import (DRIVER_DIR, Modules, TestProgram, build_initramfs, build_modules, build_tests, busybox, describe, discover_tests)
 

@@ -19,7 +19,8 @@ import yaml
 
 from . import cache as cachemod
 from ..spec.arch import Arch
-from .kernel import Tree, compiler_id, warnings_in
+from .kernel import compiler_id, warnings_in
+from .tree import Tree
 from .log import BuildError
 
 REPO = pathlib.Path(__file__).resolve().parents[2]

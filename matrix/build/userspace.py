@@ -14,7 +14,8 @@ from . import cache as cachemod
 from . import cpio
 from . import progress
 from ..spec.arch import Arch
-from .kernel import KernelBuild, Tree, compiler_id, is_warning, warnings_in
+from .kernel import KernelBuild, compiler_id, is_warning, warnings_in
+from .tree import Tree
 from .log import BuildError, run_logged
 
 REPO = pathlib.Path(__file__).resolve().parents[2]

@@ -157,7 +157,7 @@ def exact_integer(value) -> Optional[str]:
 def series_hash() -> str:
     """Hash of kernel/patches: the series file and every patch's content."""
     from ..build import cache as cachemod
-    from ..build.kernel import SERIES_DIR, parse_series
+    from ..build.tree import SERIES_DIR, parse_series
     try:
         files = [SERIES_DIR / "series"] + [p for p, _ in
                                            parse_series(SERIES_DIR)]

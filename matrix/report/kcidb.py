@@ -115,7 +115,7 @@ def patchset_hash(patches: list[pathlib.Path]) -> str:
 
 
 def series_patches() -> list[pathlib.Path]:
-    from ..build.kernel import SERIES_DIR, parse_series
+    from ..build.tree import SERIES_DIR, parse_series
     return [p for p, _ in parse_series(SERIES_DIR)]
 
 

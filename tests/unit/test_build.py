@@ -7,6 +7,7 @@ from matrix.build import builder as build
 from matrix.build import kernel
 from matrix.build import toolchain
 from matrix.build import cache as cachemod
+from matrix.build.tree import Tree
 
 
 def test_kernel_cached_counts_a_compiler_the_matrix_built(tmp_path):
@@ -43,7 +44,7 @@ def test_changed_lines_are_the_lines_the_series_wrote(tmp_path, monkeypatch):
     (new / "a").mkdir(parents=True)
     (old / "a" / "f.c").write_text("one\ntwo\nthree\nfour\n")
     (new / "a" / "f.c").write_text("one\nTWO\nadded\nthree\nfour\nnew\n")
-    tree = kernel.Tree.__new__(kernel.Tree)
+    tree = Tree.__new__(Tree)
     monkeypatch.setattr(tree, "_pristine", lambda: old, raising=False)
     monkeypatch.setattr(tree, "ensure", lambda: new, raising=False)
     assert tree.changed_lines("a/f.c") == {2, 3, 6}

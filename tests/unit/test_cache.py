@@ -5,7 +5,8 @@ import pathlib
 import time
 
 from matrix.build import cache
-from matrix.build import kernel
+from matrix.build import kernel, tree
+from matrix.build.tree import parse_series, patched_files, tree_inputs
 
 
 def test_digest_is_stable_and_order_free():
@@ -88,18 +89,18 @@ def test_series_parsing(tmp_path):
     (tmp_path / "0002-b.patch").write_text("+++ b/x/y.c\t2020-01-01\n")
     (tmp_path / "series").write_text(
         "# comment\n0001-a.patch\n\n0002-b.patch -p1 # tail\n")
-    series = kernel.parse_series(tmp_path)
+    series = parse_series(tmp_path)
     assert [(p.name, s) for p, s in series] == \
         [("0001-a.patch", 1), ("0002-b.patch", 1)]
-    assert kernel.patched_files(series[0][0], 1) == \
+    assert patched_files(series[0][0], 1) == \
         ["mm/memory.c", "include/new.h"]
-    assert kernel.patched_files(series[1][0], 1) == ["x/y.c"]
+    assert patched_files(series[1][0], 1) == ["x/y.c"]
 
 
 def test_series_problems_are_named(tmp_path):
     (tmp_path / "series").write_text("missing.patch\n")
     try:
-        kernel.parse_series(tmp_path)
+        parse_series(tmp_path)
     except kernel.BuildError as exc:
         assert "no such patch" in str(exc) and "series:1" in str(exc)
     else:
@@ -109,14 +110,14 @@ def test_series_problems_are_named(tmp_path):
 def test_tree_key_changes_with_series(tmp_path, monkeypatch):
     tarball = tmp_path / "linux.tar.xz"
     tarball.write_bytes(b"x")
-    monkeypatch.setattr(kernel, "TARBALL", tarball)
+    monkeypatch.setattr(tree, "TARBALL", tarball)
     (tmp_path / "p").mkdir()
     (tmp_path / "p" / "series").write_text("1.patch\n")
     (tmp_path / "p" / "1.patch").write_text("+++ b/a\n")
     series = tmp_path / "p"
-    k1 = cache.digest(kernel.tree_inputs(kernel.parse_series(series)))
+    k1 = cache.digest(tree_inputs(parse_series(series)))
     (tmp_path / "p" / "1.patch").write_text("+++ b/a\n+more\n")
-    k2 = cache.digest(kernel.tree_inputs(kernel.parse_series(series)))
+    k2 = cache.digest(tree_inputs(parse_series(series)))
     assert k1 != k2
 
 

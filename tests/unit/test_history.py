@@ -274,9 +274,9 @@ def test_left_targets_are_recorded_without_results(h, tmp_path):
 
 
 def test_series_hash_follows_the_patches(tmp_path, monkeypatch):
-    from matrix.build import kernel
+    from matrix.build import tree
     assert len(history.series_hash()) == 16
-    monkeypatch.setattr(kernel, "SERIES_DIR", tmp_path)
+    monkeypatch.setattr(tree, "SERIES_DIR", tmp_path)
     (tmp_path / "series").write_text("a.patch\n")
     (tmp_path / "a.patch").write_text("+++ b/mm/memory.c\n")
     a = history.series_hash()

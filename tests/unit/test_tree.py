@@ -1,4 +1,4 @@
-"""kernel.Tree made from a cached shorter series, the seed of a build
+"""tree.Tree made from a cached shorter series, the seed of a build
 (kernel.TreeBuild.seed()), and the series' reports in a build log."""
 import os
 import pathlib
@@ -8,7 +8,7 @@ import time
 import pytest
 
 from matrix.spec import arch as archspec
-from matrix.build import kernel
+from matrix.build import kernel, tree
 from matrix.build import cache as cachemod
 
 
@@ -27,7 +27,7 @@ def fake_tree(tmp_path, monkeypatch):
     tarball = tmp_path / "linux.tar.xz"
     subprocess.run(["tar", "-C", str(tmp_path / "x"), "-cJf", str(tarball),
                     "linux-source-6.1"], check=True)
-    monkeypatch.setattr(kernel, "TARBALL", tarball)
+    monkeypatch.setattr(tree, "TARBALL", tarball)
     series = tmp_path / "patches"
     series.mkdir()
     for i, rel in enumerate(("mm/a.c", "arch/b.c", "tools/c.h"), 1):
@@ -38,12 +38,12 @@ def fake_tree(tmp_path, monkeypatch):
 
 def test_a_longer_series_is_made_from_the_shorter_one(fake_tree):
     c, series = fake_tree
-    short = kernel.Tree(c, series, kernel.parse_series(series)[:2])
+    short = tree.Tree(c, series, tree.parse_series(series)[:2])
     src = short.ensure()
     assert (src / "arch/b.c").read_text() == "two 2\n"
     old = {f: (src / f).stat().st_mtime_ns for f in ("mm/a.c", "Makefile")}
     time.sleep(0.05)
-    full = kernel.Tree(c, series)
+    full = tree.Tree(c, series)
     fsrc = full.ensure()
     assert full.entry.meta()["based_on"] == 2
     assert (fsrc / "tools/c.h").read_text() == "two 3\n"
@@ -57,12 +57,12 @@ def test_a_longer_series_is_made_from_the_shorter_one(fake_tree):
 
 def test_user_key_changes_only_with_what_user_space_reads(fake_tree):
     c, series = fake_tree
-    key = kernel.Tree(c, series).user_key
+    key = tree.Tree(c, series).user_key
     (series / "1.patch").write_text(patch("mm/a.c", "one", "three"))
-    assert kernel.Tree(c, series).user_key == key
-    assert kernel.Tree(c, series).key != key
+    assert tree.Tree(c, series).user_key == key
+    assert tree.Tree(c, series).key != key
     (series / "3.patch").write_text(patch("tools/c.h", "one", "three"))
-    assert kernel.Tree(c, series).user_key != key
+    assert tree.Tree(c, series).user_key != key
 
 
 def test_a_build_is_seeded_from_an_older_build_of_a_prefix(fake_tree):
@@ -70,13 +70,13 @@ def test_a_build_is_seeded_from_an_older_build_of_a_prefix(fake_tree):
         pytest.skip("needs root and unshare (stable paths)")
     c, series = fake_tree
     arch = archspec.load_all()["x86_64"]
-    short = kernel.Tree(c, series, kernel.parse_series(series)[:2])
+    short = tree.Tree(c, series, tree.parse_series(series)[:2])
     short.ensure()
     base = kernel.KernelBuild(arch, short, c, "")
     base.entry.path.mkdir(parents=True)
     base.entry.complete([], stable=True)
     time.sleep(0.05)
-    full = kernel.Tree(c, series)
+    full = tree.Tree(c, series)
     kb = kernel.KernelBuild(arch, full, c, "")
     assert kb.seed() is None            # the tree is not made yet
     full.ensure()
