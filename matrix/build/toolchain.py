@@ -62,7 +62,8 @@ def cross_prefix(arch: Arch, cache: cachemod.Cache) -> str:
             prefix = entry.path / "install"
             with cache.heavy():
                 t0 = time.monotonic()
-                run_logged([str(script), str(prefix)], entry.path / "build.log",
+                run_logged([str(SCRIPTS[k.toolchain]), str(prefix)],
+                           entry.path / "build.log",
                            what=f"building the {k.toolchain} cross compiler "
                            "(about 13 minutes on 2 cores, cached afterwards)")
             entry.complete([f"install/{gcc}"],
