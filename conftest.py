@@ -1,3 +1,4 @@
-"""pytest entry point: the matrix plugin (matrix/plugin/hooks.py) and its lab
-options: boards, LAVA jobs, KCIDB export (matrix/plugin/lab.py)."""
-pytest_plugins = ["matrix.plugin.hooks", "matrix.plugin.lab"]
+"""pytest entry point: the matrix plugin (matrix/plugin/: its options, its
+hooks, and its lab options: boards, LAVA jobs, KCIDB export)."""
+pytest_plugins = ["matrix.plugin.options", "matrix.plugin.hooks",
+                  "matrix.plugin.lab"]

@@ -17,7 +17,10 @@ from ..spec.arch import Arch
 from .kernel import CompileCheck, KernelBuild
 from .tree import Tree
 from .log import BuildError
-from .userspace import (DRIVER_DIR, Modules, TestProgram, build_initramfs, build_modules, build_tests, busybox, describe, discover_tests)
+from .busybox import busybox
+from .initramfs import build_initramfs
+from .modules import DRIVER_DIR, Modules, build_modules
+from .programs import TestProgram, build_tests, describe, discover_tests
 
 
 @dataclasses.dataclass

@@ -20,7 +20,7 @@ from ..session.guest import GuestError
 from ..session.matrix import Matrix, OptionError
 from ..spec.arch import ArchError
 from . import phases
-from .options import options_from, pytest_addoption  # noqa: F401 (a hook)
+from .options import options_from
 
 
 def pytest_configure(config):

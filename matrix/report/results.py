@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import pathlib
 import subprocess
 import time

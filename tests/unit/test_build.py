@@ -38,7 +38,6 @@ def test_changed_lines_are_the_lines_the_series_wrote(tmp_path, monkeypatch):
     """W=1 warnings count only at lines the series wrote: a warning the
     pristine file already had (mips's do_page_fault() prototype) moves
     with the lines inserted above it and is not one of them."""
-    from matrix.build import kernel
     old, new = tmp_path / "old", tmp_path / "new"
     (old / "a").mkdir(parents=True)
     (new / "a").mkdir(parents=True)

@@ -3,7 +3,8 @@ a module build's W=1 warnings are."""
 import pathlib
 
 from matrix.build import cache as cachemod
-from matrix.build.userspace import PrivateApt, split_module_warnings
+from matrix.build.busybox import PrivateApt
+from matrix.build.modules import split_module_warnings
 
 
 def test_main_index_is_the_release_suites(tmp_path):
@@ -87,7 +88,7 @@ def test_a_program_of_several_files_and_the_guest_library(tmp_path,
     import types
 
     from matrix.spec import arch as archspec
-    from matrix.build import userspace
+    from matrix.build import programs as userspace
     lib = tmp_path / "guest" / "lib"
     lib.mkdir(parents=True)
     (lib / "shared.h").write_text("int twice(int x);\nint thrice(int x);\n")

@@ -1,6 +1,6 @@
 """KTAP parsing, and the test names read from C sources."""
 from matrix.session import ktap
-from matrix.build.userspace import ktap_cases
+from matrix.build.programs import ktap_cases
 
 HARNESS_OUTPUT = """\
 TAP version 13
@@ -106,7 +106,7 @@ def test_metrics():
 
 
 def test_program_args():
-    from matrix.build.userspace import program_args
+    from matrix.build.programs import program_args
     assert program_args("int x;\n// matrix-args: --seconds 10 --seed {seed}"
                         "\n") == "--seconds 10 --seed {seed}"
     assert program_args("/*\n * matrix-args: -n 3\n */\n") == "-n 3"

@@ -14,8 +14,8 @@ import yaml
 from matrix.spec import arch as archspec
 from matrix.lab import lava
 from matrix.build.builder import Artifacts
-from matrix.build.userspace import Modules
-from matrix.build.userspace import TestProgram as Program
+from matrix.build.modules import Modules
+from matrix.build.programs import TestProgram as Program
 
 def _lava_validate(job):
     from lava_common.schemas import validate

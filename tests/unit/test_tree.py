@@ -1,7 +1,6 @@
 """tree.Tree made from a cached shorter series, the seed of a build
 (kernel.TreeBuild.seed()), and the series' reports in a build log."""
 import os
-import pathlib
 import subprocess
 import time
 
