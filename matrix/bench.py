@@ -14,6 +14,11 @@ beside the guests' own time (boot plus tests) from the results:
 Cold figures (the harness's share of a build from nothing) come from a
 run with an empty cache: `NOPFN_CACHE=$(mktemp -d) python3 -m matrix
 bench --cold` compares the run's wall time with the time spent in make.
+
+  python3 -m matrix bench --dashboard [RUNS TARGETS TESTS]
+
+times what a run's results add on top of a long history (record the
+run, classify it, write its pages), with synthetic records.
 """
 from __future__ import annotations
 
@@ -26,6 +31,9 @@ import sys
 import tempfile
 import time
 
+from .report import dashboard
+from .report.figures import BENCH, RATIO_ORDER
+from .report.history import History
 from .spec import arch as archspec
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -55,7 +63,13 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--arch", default="x86_64,arm64,riscv64,ia64")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--cold", action="store_true")
+    ap.add_argument("--dashboard", nargs="*", type=int, metavar="N",
+                    help="time the results' share on a long history: "
+                    "RUNS TARGETS TESTS (default 500 6 150)")
     args = ap.parse_args(argv)
+    if args.dashboard is not None:
+        print(dashboard_bench(*args.dashboard[:3]))
+        return 0
     out = pathlib.Path(tempfile.mkdtemp(prefix="nopfn-bench-"))
     report: dict = {"arch": args.arch, "warm": [], "driver": {}}
 
@@ -97,6 +111,72 @@ def main(argv: list[str]) -> int:
     report["results"] = str(out)
     print(json.dumps(report, indent=1))
     return 0
+
+
+def bench_metrics(i: int) -> tuple[dict, dict]:
+    """Run i's metrics and programs, as many as fault_bench, mspec_stress
+    and mmap_fuzz print: 10 ratios with their spread, 13 times, 20
+    counts and rates, two seeds."""
+    seeds = {"mspec_stress": 2221493935565901272 + i,
+             "mmap_fuzz": 2194960933338486915 + i}
+    fb = {}
+    for k, name in enumerate(RATIO_ORDER):
+        v = 0.5 + (i + k) % 7 / 4
+        fb[name] = {"value": v, "unit": ""}
+        fb[name + ".min"] = {"value": v / 2, "unit": ""}
+        fb[name + ".max"] = {"value": v * 2, "unit": ""}
+    for k in range(13):
+        fb[f"ns_per_page.p{k}"] = {"value": 1e5 + 997.5 * ((i * k) % 13),
+                                   "unit": "ns"}
+    stress = {f"stress.op.o{k}": {"value": 100 + (i * k) % 50,
+                                  "unit": "ops"} for k in range(16)}
+    stress.update({"stress.ops": {"value": 1600 + i % 50, "unit": "ops"},
+                   "stress.seconds": {"value": 10.5, "unit": "s"}})
+    fuzz = {"fuzz.ops": {"value": 300 + i % 9, "unit": "ops"},
+            "fuzz.ops_per_s": {"value": 27.9, "unit": "ops/s"}}
+    # seeds as matrix/ktap.py passes them on: through a double
+    stress["stress.seed"] = {"value": int(float(seeds["mspec_stress"])),
+                             "unit": ""}
+    fuzz["fuzz.seed"] = {"value": int(float(seeds["mmap_fuzz"])), "unit": ""}
+    return ({BENCH: fb, "mspec_stress": stress, "mmap_fuzz": fuzz},
+            {p: {"seed": s} for p, s in seeds.items()})
+
+
+def dashboard_bench(runs: int = 500, targets: int = 6, tests: int = 150
+                    ) -> str:
+    """Time what a run adds on top of a long history: record the run,
+    classify it, write its pages (synthetic records, in a temp folder)."""
+    names = ["x86_64", "x86_64-debug", "arm64", "arm64-debug", "riscv64",
+             "ia64", "t6", "t7"][:targets]
+
+    def recs(i: int) -> dict:
+        metrics, programs = bench_metrics(i)
+        return {t: {"arch": t, "status": "passed",
+                    "kernel": {"build_seconds": 300.0},
+                    "boot_seconds": [1.0], "guest_seconds": 30.0,
+                    "tests": {f"test_case[{t}-p{j // 10}-c{j}]": {
+                        "status": "failed" if (i + j) % 97 == 0
+                        else "passed", "duration": 0.1,
+                        "log": f"{t}/boot1/p{j // 10}.ktap"}
+                        for j in range(tests)},
+                    "metrics": metrics, "programs": programs}
+                for t in names}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = pathlib.Path(tmp)
+        with History(root / "history.sqlite") as h:
+            for i in range(runs - 1):
+                h.record(f"run{i:04d}", root / f"run{i:04d}", recs(i))
+            d = root / "last"
+            d.mkdir()
+            t0 = time.monotonic()
+            run = h.record("last", d, recs(runs))
+            pages = dashboard.write(h, h.classify(run.id), root)
+            took = time.monotonic() - t0
+            size = (root / "history.sqlite").stat().st_size
+            kib = sum(p.stat().st_size for p in pages) >> 10
+    return (f"{runs} runs x {targets} targets x {tests} tests: record, "
+            f"classify and pages of the last run {took:.2f} s (history "
+            f"{size >> 20} MiB, pages {kib} KiB)")
 
 
 if __name__ == "__main__":

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from matrix.report import dashboard
-from matrix.report import history
+from matrix.report import dashboard, figures, history, numbers, svg
+from matrix.report.html import href
 
 
 def rec(statuses: dict, target: str = "x86_64", metrics=None, **kw) -> dict:
@@ -353,7 +353,7 @@ def bench_metrics(ratio: float, ns: float, ops: int, seed: int) -> dict:
     m = {}
     for name, v in (("ratio.nopfn_vs_vmf.dense", ratio),
                     ("ratio.eager_vs_lazy.sparse", 20 * ratio),
-                    (dashboard.PREMIUM, 1.5)):
+                    (figures.PREMIUM, 1.5)):
         m[name] = {"value": v, "unit": ""}
         m[name + ".min"] = {"value": v / 2, "unit": ""}
         m[name + ".max"] = {"value": v * 2, "unit": ""}
@@ -410,7 +410,7 @@ def test_pages(h, tmp_path):
     figs = [(f[0], f[1]) for f in t.figures]
     assert figs == [("ratio.nopfn_vs_vmf.dense", "plot ratio"),
                     ("ratio.eager_vs_lazy.sparse", "plot ratio"),
-                    (dashboard.PREMIUM, "plot ratio"),
+                    (figures.PREMIUM, "plot ratio"),
                     ("build_seconds", "plot harness"),
                     ("boot_seconds", "plot harness"),
                     ("guest_seconds", "plot harness")]
@@ -423,7 +423,7 @@ def test_pages(h, tmp_path):
     # the bar as it is, no premium-divided line beside it (issue 12)
     assert 'class="ref checked"' not in svg["ratio.eager_vs_lazy.sparse"]
     assert "premium" not in svg["ratio.eager_vs_lazy.sparse"]
-    assert 'class="ref' not in svg[dashboard.PREMIUM]
+    assert 'class="ref' not in svg[figures.PREMIUM]
     assert "band" not in svg["boot_seconds"]
     # the other metrics: no ratio, nor their min and max; seeds first
     mt = t.tables["metrics"]
@@ -548,7 +548,7 @@ def test_a_run_that_booted_all_has_no_not_booted_section(h, tmp_path):
 
 
 def test_numbers():
-    f, u = dashboard.fmt, dashboard.fmt_unit
+    f, u = numbers.fmt, numbers.fmt_unit
     assert [f(v) for v in (415e6, 0.74161, 999.7, 1234, 0, -2.5e9, 1.23e-5,
                            32.0, 1e21, 100)] == \
         ["415M", "0.742", "1k", "1.23k", "0", "-2.5G", "1.23e-5", "32",
@@ -558,7 +558,7 @@ def test_numbers():
                             (0.5, "ns"), (0, "s"), (2.0, ""))] == \
         ["3.1 ms", "142 \u00b5s", "10.8 s", "759 s", "27.9 ops/s",
          "0.5 ns", "0 s", "2"]
-    t = dashboard.metric_text
+    t = numbers.metric_text
     assert t("fuzz.seed", float(SEED), str(SEED), "") == str(SEED)
     # only a double of it was kept: said so, not passed off as exact
     assert t("fuzz.seed", float(SEED), None, "") == \
@@ -568,7 +568,7 @@ def test_numbers():
     assert t("stress.ops", 41134.0, "41134", "ops") == "41134 ops"
     assert t("x", 1e17, None, "") == "100P"
     assert t("fuzz.seconds", 10.0, "10", "s") == "10 s"
-    c = dashboard.change_text
+    c = numbers.change_text
     assert [c(2.0, 2.5), c(4, 3), c(0, 5), c(1, 1), c(3, 3.001)] == \
         ["+25%", "-25%", "+5", "=", "+0.0333%"]
 
@@ -576,11 +576,11 @@ def test_numbers():
 def test_ticks():
     for lo, hi in ((0.09, 5.8), (0.6, 2.1), (0.95, 1.1), (0.001, 1e6),
                    (7.2, 45.2)):
-        t = dashboard._log_ticks(lo, hi)
+        t = svg._log_ticks(lo, hi)
         assert 2 <= len(t) <= 6 and t == sorted(t), (lo, hi, t)
         assert all(lo <= v <= hi for v in t), (lo, hi, t)
-    assert dashboard._log_ticks(0.09, 5.8) == [0.1, 0.2, 0.5, 1, 2, 5]
-    assert dashboard._lin_ticks(683, 835) == [700, 750, 800]
+    assert svg._log_ticks(0.09, 5.8) == [0.1, 0.2, 0.5, 1, 2, 5]
+    assert svg._lin_ticks(683, 835) == [700, 750, 800]
 
 
 def test_bars_are_fault_bench_s():
@@ -591,15 +591,15 @@ def test_bars_are_fault_bench_s():
     def define(name):
         return float(re.search(rf"#define\s+{name}\s+([\d.]+)",
                                src).group(1))
-    assert dashboard.BAR_NOPFN_VS_VMF == define("BAR_NOPFN_VS_VMF")
-    assert dashboard.BAR_SPARSE_FACTOR == define("BAR_SPARSE_FACTOR")
-    assert dashboard.SPARSE_STEP == define("SPARSE_STEP")
+    assert figures.BAR_NOPFN_VS_VMF == define("BAR_NOPFN_VS_VMF")
+    assert figures.BAR_SPARSE_FACTOR == define("BAR_SPARSE_FACTOR")
+    assert figures.SPARSE_STEP == define("SPARSE_STEP")
     checked = re.findall(r"check_nopfn_vs_vmf\(_metadata, (\w+)\)", src)
     assert {f"ratio.nopfn_vs_vmf.{p.lower()}" for p in checked} == {
-        n for n, (how, _) in dashboard.BARS.items() if how == "\u2264"}
+        n for n, (how, _) in figures.BARS.items() if how == "\u2264"}
     assert "ratios(EAGER, NOPFN, SPARSE, ratio);" in src
     assert '"ratio.eager_vs_lazy.%s"' in src and \
-        f'ratio_metrics("{dashboard.PREMIUM}", prem)' in src
+        f'ratio_metrics("{figures.PREMIUM}", prem)' in src
     # mapped / touched of the sparse pattern is SPARSE_STEP on any page
     uapi = (repo / "driver" / "include" / "uapi" / "nopfn_test.h"
             ).read_text()
@@ -607,39 +607,39 @@ def test_bars_are_fault_bench_s():
                           r"(\d+)\)", uapi).group(1))
     for psz in (4096, 16384, 65536):
         pages = (16 << shift) // psz
-        touched = -(-pages // dashboard.SPARSE_STEP)
-        assert pages / touched / dashboard.BAR_SPARSE_FACTOR == \
-            dashboard.BAR_EAGER_VS_LAZY == 32
+        touched = -(-pages // figures.SPARSE_STEP)
+        assert pages / touched / figures.BAR_SPARSE_FACTOR == \
+            figures.BAR_EAGER_VS_LAZY == 32
 
 
 def test_svg_plot():
-    P = dashboard.Point
+    P = svg.Point
     pts = [P(0, "a", 1.0, 0.5, 2.0), P(1, "b", 3.0, 2.0, 4.0),
            P(3, "c", 2.0, 1.0, 8.0)]
-    ref = dashboard.Ref("bar \u2264 1.05", 1.05)
-    svg = dashboard.svg_plot("t", "", pts, 4, ("01-01 00:00", "01-04 00:00"),
-                             (ref,), log=True)
+    ref = svg.Ref("bar \u2264 1.05", 1.05)
+    plot = svg.svg_plot("t", "", pts, 4, ("01-01 00:00", "01-04 00:00"),
+                        (ref,), log=True)
     cys = [float(c) for c in re.findall(r'<circle cx="[\d.]+" cy="([\d.]+)"',
-                                        svg)]
-    cxs = [float(c) for c in re.findall(r'<circle cx="([\d.]+)"', svg)]
+                                        plot)]
+    cxs = [float(c) for c in re.findall(r'<circle cx="([\d.]+)"', plot)]
     assert cys[1] < cys[2] < cys[0]            # higher value, higher up
     # x by the run's place: c is two runs after b
     assert cxs[2] - cxs[1] == pytest.approx(2 * (cxs[1] - cxs[0]), abs=0.2)
-    band = re.search(r'<polygon class="band" points="([^"]+)"', svg).group(1)
+    band = re.search(r'<polygon class="band" points="([^"]+)"', plot).group(1)
     assert len(band.split()) == 6
     ry = float(re.search(r'<line class="ref"[^>]* y1="([\d.]+)"',
-                         svg).group(1))
+                         plot).group(1))
     # log scale: 1.05 is log(1.05)/log(3) of the way from 1 up to 3
     assert ry == pytest.approx(cys[0] - (cys[0] - cys[1]) * math.log(1.05)
                                / math.log(3), abs=0.2)
-    assert re.search(r'class="latest"[^>]*>2<', svg)
-    assert "1\u20138<" in svg                 # the newest spread
+    assert re.search(r'class="latest"[^>]*>2<', plot)
+    assert "1\u20138<" in plot                 # the newest spread
     # everything inside the box
-    for attr in re.findall(r' (?:x|x1|x2|cx)="([\d.]+)"', svg):
+    for attr in re.findall(r' (?:x|x1|x2|cx)="([\d.]+)"', plot):
         assert 0 <= float(attr) <= 380
-    for attr in re.findall(r' (?:y|y1|y2|cy)="([\d.]+)"', svg):
+    for attr in re.findall(r' (?:y|y1|y2|cy)="([\d.]+)"', plot):
         assert 0 <= float(attr) <= 150
-    one = dashboard.svg_plot("t", "s", [P(0, "a", 5.0)], 1)
+    one = svg.svg_plot("t", "s", [P(0, "a", 5.0)], 1)
     assert one.count("<circle") == 1 and "<polyline" not in one
     assert "band" not in one and ">5 s<" in one
 
@@ -648,10 +648,10 @@ def test_href_is_relative_and_quoted(tmp_path):
     f = tmp_path / "run" / "x" / "user-a b.ktap"
     f.parent.mkdir(parents=True)
     f.write_text("")
-    assert dashboard.href(tmp_path / "run", "x/user-a b.ktap",
+    assert href(tmp_path / "run", "x/user-a b.ktap",
                           tmp_path) == "run/x/user-a%20b.ktap"
-    assert dashboard.href(tmp_path / "run", "x/none", tmp_path) is None
-    assert pathlib.Path(dashboard.href(tmp_path / "run", "x/user-a b.ktap",
+    assert href(tmp_path / "run", "x/none", tmp_path) is None
+    assert pathlib.Path(href(tmp_path / "run", "x/user-a b.ktap",
                                        tmp_path / "run")).parts[0] == "x"
 
 
