@@ -21,7 +21,7 @@ import pathlib
 import sys
 
 from .spec import arch as archspec
-from .spec import deps
+from .build import deps
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 

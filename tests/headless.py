@@ -17,7 +17,7 @@ import time
 import urllib.parse
 from typing import Any, Optional
 
-from matrix.spec import deps
+from matrix.build import deps
 
 NEEDS = deps.BROWSER
 

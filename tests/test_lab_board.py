@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from matrix.spec import arch as archspec
-from matrix.spec import deps
+from matrix.build import deps
 from matrix.report import kcidb
 from matrix.session import ktap
 from matrix.lab import lava

@@ -9,7 +9,7 @@ import time
 from typing import Optional
 
 from . import cache as cachemod
-from ..spec import deps
+from . import deps
 from . import selftests as mmselftests
 from . import progress
 from . import toolchain

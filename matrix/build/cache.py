@@ -184,10 +184,10 @@ class Cache:
         """Held while a CPU-heavy build (kernel, compiler) runs. Not taken
         again when an ancestor process holds it already (a run started
         under `flock /tmp/nopfn-kbuild.lock ...`): that would deadlock.
-        Not taken by a background build either (log.background()): it
+        Not taken by a background build either (background.thread()): it
         runs on the time that the foreground leaves."""
-        from .log import in_background
-        if in_background() or held_by_ancestor(HEAVY_LOCK):
+        from . import background
+        if background.active() or held_by_ancestor(HEAVY_LOCK):
             return contextlib.nullcontext()
         return locked(HEAVY_LOCK, wait_message="waiting for the build "
                       f"lock {HEAVY_LOCK} (another heavy build runs)")

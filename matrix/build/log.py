@@ -1,65 +1,14 @@
 """Running build commands with their output in a log file."""
 from __future__ import annotations
 
-import atexit
-import contextlib
-import os
 import pathlib
 import re
 import shutil
-import signal
 import subprocess
-import threading
 import time
-from typing import Iterator, Optional, Sequence
+from typing import Optional, Sequence
 
-_local = threading.local()
-_running: set[subprocess.Popen] = set()     # background commands
-
-
-@contextlib.contextmanager
-def background() -> Iterator[None]:
-    """In this thread, run_logged() runs commands in the background: at
-    the idle scheduling class (chrt --idle: only on time that nothing
-    else wants, so a guest or a build in the foreground keeps the cores),
-    each in a process group of its own that stop_background() ends."""
-    _local.background = True
-    try:
-        yield
-    finally:
-        _local.background = False
-
-
-def in_background() -> bool:
-    return getattr(_local, "background", False)
-
-
-def stop_background() -> None:
-    """Kill the background commands that run (their builds fail, and
-    their cache entries stay incomplete: built again when next needed)."""
-    for p in list(_running):
-        with contextlib.suppress(OSError):
-            os.killpg(p.pid, signal.SIGKILL)
-
-
-atexit.register(stop_background)
-
-
-def stop_background_on_signals() -> None:
-    """Stop the background commands when this process is terminated
-    (SIGTERM, SIGHUP: a CI job's time limit, a closed terminal), then die
-    of the signal as before; atexit handlers do not run then, and the
-    commands, each in a session of its own, would build on. Call it from
-    the main thread."""
-    def handler(signum, _frame):
-        stop_background()
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
-
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(sig) in (signal.SIG_DFL, None):
-            signal.signal(sig, handler)
-
+from . import background
 
 class BuildError(Exception):
     """A build step failed; carries the log that says why."""
@@ -104,7 +53,7 @@ def run_logged(cmd: Sequence[str], log: pathlib.Path, *, what: str,
     log.parent.mkdir(parents=True, exist_ok=True)
     progress.emit(what)
     t0 = time.monotonic()
-    bg = in_background()
+    bg = background.active()
     if bg and shutil.which("chrt"):
         cmd = ["chrt", "--idle", "0", *cmd]
     with log.open("a") as f:
@@ -118,7 +67,7 @@ def run_logged(cmd: Sequence[str], log: pathlib.Path, *, what: str,
             raise BuildError(f"{what}: cannot run {cmd[0]}: {exc}",
                              log) from exc
         if bg:
-            _running.add(p)
+            background.started(p)
         try:
             while True:     # a line now and then while a command runs
                 try:
@@ -133,6 +82,6 @@ def run_logged(cmd: Sequence[str], log: pathlib.Path, *, what: str,
             p.wait()
             raise
         finally:
-            _running.discard(p)
+            background.ended(p)
     if rc != 0:
         raise BuildError(f"{what} failed (exit {rc})", log)

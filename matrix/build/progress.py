@@ -29,7 +29,7 @@ import threading
 import time
 from typing import Callable, Iterator, Optional
 
-from .log import in_background
+from . import background
 
 HEARTBEAT = float(os.environ.get("NOPFN_PROGRESS_EVERY", "60"))
 
@@ -74,7 +74,7 @@ def line(message: str) -> str:
     clock = f"{el // 60:3d}:{el % 60:02d}"
     where = _stack()
     target, step = where[-1] if where else ("", "")
-    if in_background():
+    if background.active():
         message = "(background) " + message
     return f"[{clock}] {target:13} {step:11} {message}".rstrip()
 

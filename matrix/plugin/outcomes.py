@@ -1,8 +1,9 @@
 """pytest hooks beside matrix/plugin/hooks.py: what each result means.
 
 - A failing in-guest item (a KTAP case or a program's own check,
-  Phase.TESTS) is rerun once: the program runs again in the guest (a dead guest is
-  rebooted first) and the item is checked against that second run. If it
+  Phase.TESTS) is rerun once: the program runs again in the guest (a
+  dead guest is rebooted first) and the item is checked against that
+  second run. If it
   passes there, the item is "flaky": reported as FLAKY, recorded as
   flaky in the results and on the dashboard, and it fails the run all
   the same (a failure that goes away on a rerun is still a failure);

@@ -181,7 +181,8 @@ def matrix_page(hist: History, cls: Classification,
                 if row["boot_seconds"] is not None else "")
         head.append(f"<th class=\"target\" data-target=\"{esc(t)}\">{name}"
                     f"<br>{esc(row['status'])}<br><span class=\"meta\">{n}"
-                    f"<br>{esc(row['kernel_release'] or '')}{boot}</span></th>")
+                    f"<br>{esc(row['kernel_release'] or '')}{boot}"
+                    "</span></th>")
     body.append("<h2>Tests</h2><table id=\"matrix\"><thead><tr>" +
                 "".join(head) + "</tr></thead><tbody>")
     by = {t: {v.test: v for v in vs} for t, vs in per_target.items()}

@@ -21,7 +21,7 @@ import threading
 import time
 from typing import Optional
 
-from ..build import log
+from ..build import background
 from ..build import selftests as mmselftests
 from ..build.builder import Artifacts, Builder, expected_programs
 from ..build.cache import Cache
@@ -208,7 +208,7 @@ class Matrix:
 
     def prebuild(self, names: list[str]) -> None:
         """Build the targets named, in this order, in a thread of their
-        own, in the background (log.background()): on the cores that the
+        own, in the background (background.thread()): on the cores that the
         guests and builds of the tests leave idle, what a later test
         needs is built while the earlier ones run. A test that needs a
         target first waits for it, or builds it itself; a failure is the
@@ -217,7 +217,7 @@ class Matrix:
             return
 
         def work() -> None:
-            with log.background():
+            with background.thread():
                 for n in names:
                     if self._stopping.is_set():
                         return
@@ -229,7 +229,7 @@ class Matrix:
                         pass
 
         if threading.current_thread() is threading.main_thread():
-            log.stop_background_on_signals()
+            background.stop_on_signals()
         self._prebuilder = threading.Thread(target=work, daemon=True,
                                             name="nopfn-prebuild")
         self._prebuilder.start()
@@ -240,7 +240,7 @@ class Matrix:
         if t is None:
             return
         self._stopping.set()
-        log.stop_background()
+        background.stop()
         t.join()
         self._prebuilder = None
 

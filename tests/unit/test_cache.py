@@ -185,10 +185,10 @@ def test_background_commands_end_with_a_terminated_run(tmp_path):
     code = (
         "import pathlib, sys, threading, time\n"
         f"sys.path.insert(0, {str(repo)!r})\n"
-        "from matrix.build import log\n"
-        "log.stop_background_on_signals()\n"
+        "from matrix.build import background, log\n"
+        "background.stop_on_signals()\n"
         "def work():\n"
-        "    with log.background():\n"
+        "    with background.thread():\n"
         f"        log.run_logged(['sh', '-c', 'echo $$ > {pidfile}; "
         "exec sleep 600'], pathlib.Path("
         f"{str(tmp_path / 'log')!r}), what='sleeping')\n"

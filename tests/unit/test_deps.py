@@ -1,6 +1,6 @@
 """Missing tools are named with the apt-get line that fixes them."""
 from matrix.spec import arch as archspec
-from matrix.spec import deps
+from matrix.build import deps
 
 
 def test_missing_tool_message():

@@ -16,8 +16,8 @@ import sys
 import threading
 from typing import Iterable
 
-from .arch import Arch
-from ..build.cache import locked
+from ..spec.arch import Arch
+from .cache import locked
 
 
 @dataclasses.dataclass(frozen=True)
