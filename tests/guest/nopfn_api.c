@@ -42,7 +42,7 @@
 #pragma GCC diagnostic pop
 #include "files.h"
 #include "kmsg_check.h"
-#include "nopfn_util.h"
+#include "nopfn_fixture.h"
 
 /* The kernel's NOPFN_RETRY (include/linux/mm.h), as ->nopfn() returns it. */
 #define RET_NOPFN_RETRY		((uint64_t)-4)
@@ -122,33 +122,7 @@ FIXTURE(api) {
 	struct counts base;
 };
 
-FIXTURE_SETUP(api)
-{
-	psz = sysconf(_SC_PAGESIZE);
-	self->fd = -1;
-	self->watch = open_dev();
-	if (self->watch < 0)
-		TH_LOG("cannot open %s: %s: is the nopfn_test module loaded?",
-		       DEV_PATH, strerror(errno));
-	ASSERT_LE(0, self->watch);
-	self->base = stats(self->watch);
-	self->fd = open_dev();
-	ASSERT_LE(0, self->fd);
-}
-
-FIXTURE_TEARDOWN(api)
-{
-	if (self->fd >= 0)
-		close(self->fd);
-	if (self->watch >= 0)
-		close(self->watch);
-}
-
-#define ASSERT_NO_LEAK() do {						\
-	struct counts __now = stats(self->watch);			\
-	ASSERT_EQ(self->base.all_states, __now.all_states);		\
-	ASSERT_EQ(self->base.all_ram_pages, __now.all_ram_pages);	\
-} while (0)
+NOPFN_FIXTURE_SETUP(api)
 
 /*
  * Two faults on pages of @beh_ (with @val_ for NOPFN_TEST_RETURN)
@@ -306,10 +280,7 @@ TEST_F(api, lock_kept_on_retry)
 	char *m;
 	int k;
 
-	ASSERT_EQ(0, set_pages(self->fd, 0, 1, NOPFN_TEST_SLEEP_SPLIT,
-			       wait_ms));
-	m = map_pages(self->fd, 1, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
-	ASSERT_NE(NULL, m);
+	m = map_page_with(_metadata, self->fd, NOPFN_TEST_SLEEP_SPLIT, wait_ms);
 	ASSERT_EQ(0, toucher_start(&t, m));
 	for (k = 0; k < 2; k++) {
 		/* the first call (unlocked), then the retry (locked) */
@@ -351,10 +322,8 @@ TEST_F(api, futex_op_through_fixup_user_fault)
 	long ret;
 	char *m;
 
-	ASSERT_EQ(0, set_pages(self->fd, 0, 1, NOPFN_TEST_SLEEP_UNLOCKED,
-			       wait_ms));
-	m = map_pages(self->fd, 1, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
-	ASSERT_NE(NULL, m);
+	m = map_page_with(_metadata, self->fd, NOPFN_TEST_SLEEP_UNLOCKED,
+			  wait_ms);
 	t0 = now_ms();
 	ret = syscall(SYS_futex, &word, FUTEX_WAKE_OP | FUTEX_PRIVATE_FLAG,
 		      0, (void *)0, (uint32_t *)m,
@@ -461,9 +430,7 @@ TEST_F(api, persistent_oom_is_sigbus)
 	pid_t pid;
 	char *m;
 
-	ASSERT_EQ(0, set_pages(self->fd, 0, 1, NOPFN_TEST_OOM, 0));
-	m = map_pages(self->fd, 1, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
-	ASSERT_NE(NULL, m);
+	m = map_page_with(_metadata, self->fd, NOPFN_TEST_OOM, 0);
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
@@ -552,10 +519,7 @@ TEST_F(api, munmap_during_unlocked_wait)
 	double t0, took;
 	char *m;
 
-	ASSERT_EQ(0, set_pages(self->fd, 0, 1, NOPFN_TEST_GATE_UNLOCKED,
-			       2000));
-	m = map_pages(self->fd, 1, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
-	ASSERT_NE(NULL, m);
+	m = map_page_with(_metadata, self->fd, NOPFN_TEST_GATE_UNLOCKED, 2000);
 	ASSERT_EQ(0, prober_start(&t, m));
 	ASSERT_TRUE(wait_for_gate(20));
 	t0 = now_ms();
@@ -586,10 +550,7 @@ TEST_F(api, mremap_during_unlocked_wait)
 	struct prober t;
 	char *m, *to, *moved;
 
-	ASSERT_EQ(0, set_pages(self->fd, 0, 1, NOPFN_TEST_GATE_UNLOCKED,
-			       2000));
-	m = map_pages(self->fd, 1, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
-	ASSERT_NE(NULL, m);
+	m = map_page_with(_metadata, self->fd, NOPFN_TEST_GATE_UNLOCKED, 2000);
 	/* Shared: at the colour of offset 0, as m (mspec_share.c says why). */
 	to = mmap(NULL, psz, PROT_NONE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, to);
@@ -617,10 +578,8 @@ TEST_F(api, close_during_unlocked_wait)
 	struct prober t;
 	char *m;
 
-	ASSERT_EQ(0, set_pages(self->fd, 0, 1, NOPFN_TEST_GATE_UNLOCKED,
-			       gate_ms));
-	m = map_pages(self->fd, 1, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
-	ASSERT_NE(NULL, m);
+	m = map_page_with(_metadata, self->fd, NOPFN_TEST_GATE_UNLOCKED,
+			  gate_ms);
 	ASSERT_EQ(0, prober_start(&t, m));
 	ASSERT_TRUE(wait_for_gate(20));
 	releases = stats(self->watch).all_releases;
@@ -818,7 +777,6 @@ FIXTURE(unload) {
 
 FIXTURE_SETUP(unload)
 {
-	psz = sysconf(_SC_PAGESIZE);
 }
 
 FIXTURE_TEARDOWN(unload)
@@ -846,9 +804,7 @@ TEST_F(unload, rmmod_during_unlocked_wait)
 	fd = open_dev();
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, set_map_mode(fd, NOPFN_TEST_MAP_NO_FILE));
-	ASSERT_EQ(0, set_pages(fd, 0, 1, NOPFN_TEST_GATE_UNLOCKED, 800));
-	m = map_pages(fd, 1, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
-	ASSERT_NE(NULL, m);
+	m = map_page_with(_metadata, fd, NOPFN_TEST_GATE_UNLOCKED, 800);
 	ASSERT_EQ(0, close(fd));	/* the VMA holds the file itself */
 	ASSERT_EQ(0, prober_start(&t, m));
 	ASSERT_TRUE(wait_for_gate(20));

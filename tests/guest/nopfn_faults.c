@@ -34,7 +34,7 @@
 #include "kselftest_harness.h"
 #pragma GCC diagnostic pop
 #include "kmsg_check.h"
-#include "nopfn_util.h"
+#include "nopfn_fixture.h"
 
 /* ----------------------------------------------------------- fixture */
 
@@ -44,37 +44,7 @@ FIXTURE(nopfn) {
 	struct counts base;	/* module-wide counters at setup */
 };
 
-FIXTURE_SETUP(nopfn)
-{
-	psz = sysconf(_SC_PAGESIZE);
-	self->fd = -1;
-	self->watch = open_dev();
-	if (self->watch < 0)
-		TH_LOG("cannot open %s: %s: is the nopfn_test module loaded?",
-		       DEV_PATH, strerror(errno));
-	ASSERT_LE(0, self->watch);
-	self->base = stats(self->watch);
-	self->fd = open_dev();
-	ASSERT_LE(0, self->fd);
-}
-
-FIXTURE_TEARDOWN(nopfn)
-{
-	if (self->fd >= 0)
-		close(self->fd);
-	if (self->watch >= 0)
-		close(self->watch);
-}
-
-/*
- * The module holds as many states and RAM pages as before the test's file
- * was opened: that file's state went with it and its last mapping.
- */
-#define ASSERT_NO_LEAK() do {						\
-	struct counts __now = stats(self->watch);			\
-	ASSERT_EQ(self->base.all_states, __now.all_states);		\
-	ASSERT_EQ(self->base.all_ram_pages, __now.all_ram_pages);	\
-} while (0)
+NOPFN_FIXTURE_SETUP(nopfn)
 
 /* ------------------------------------------------------------- tests */
 
@@ -260,9 +230,7 @@ TEST_F(nopfn, oom_once_is_sigbus)
 	siginfo_t si;
 	char *m, v = 0;
 
-	ASSERT_EQ(0, set_pages(self->fd, 0, 1, NOPFN_TEST_OOM_ONCE, 0));
-	m = map_pages(self->fd, 1, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
-	ASSERT_NE(NULL, m);
+	m = map_page_with(_metadata, self->fd, NOPFN_TEST_OOM_ONCE, 0);
 	ASSERT_EQ(SIGBUS, probe(m + 8, false, &v, &si)) {
 		TH_LOG("NOPFN_OOM: no SIGBUS, %lld calls",
 		       stats(self->fd).calls);
@@ -285,24 +253,25 @@ TEST_F(nopfn, oom_once_is_sigbus)
 }
 
 /*
- * NOPFN_REFAULT: the handler waits interruptibly holding mmap_lock; a
- * signal ends the wait, the handler runs, and the access faults again and
- * completes once the wait is over.
+ * Read a page of @behaviour, a wait of @wait_ms, while another thread
+ * sends SIGUSR1 50 ms into the wait: the read gets the page (zero), the
+ * signal handler runs once, while the read is pending. Returns the
+ * counters of @fd after the read, the time it took in *@took and when
+ * the signal was sent, from its start, in *@sent.
  */
-TEST_F(nopfn, refault_after_signal)
+static struct counts read_signalled(struct __test_metadata *_metadata,
+				    int fd, uint32_t behaviour,
+				    unsigned int wait_ms, double *took,
+				    double *sent)
 {
-	const unsigned int wait_ms = 400;
+	struct signaller sig = { .fd = fd, .delay_ms = 50 };
 	struct counts s;
-	struct signaller sig = { .fd = self->fd, .delay_ms = 50 };
 	double t0, t1;
 	char *m;
 	char v;
 
 	install_usr1();
-	ASSERT_EQ(0, set_pages(self->fd, 0, 1, NOPFN_TEST_SLEEP_LOCKED,
-			       wait_ms));
-	m = map_pages(self->fd, 1, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
-	ASSERT_NE(NULL, m);
+	m = map_page_with(_metadata, fd, behaviour, wait_ms);
 	sig.target = pthread_self();
 	ASSERT_EQ(0, pthread_create(&sig.thread, NULL, signaller_fn, &sig));
 
@@ -317,16 +286,34 @@ TEST_F(nopfn, refault_after_signal)
 	/* The handler ran while the access was pending. */
 	ASSERT_LT(t0, usr1_when);
 	ASSERT_LT(usr1_when, t1);
-	s = stats(self->fd);
+	s = stats(fd);
+	ASSERT_EQ(0, munmap(m, psz));
+	*took = t1 - t0;
+	*sent = sig.sent - t0;
+	return s;
+}
+
+/*
+ * NOPFN_REFAULT: the handler waits interruptibly holding mmap_lock; a
+ * signal ends the wait, the handler runs, and the access faults again and
+ * completes once the wait is over.
+ */
+TEST_F(nopfn, refault_after_signal)
+{
+	const unsigned int wait_ms = 400;
+	double took, sent;
+	struct counts s;
+
+	s = read_signalled(_metadata, self->fd, NOPFN_TEST_SLEEP_LOCKED,
+			   wait_ms, &took, &sent);
 	ASSERT_LE(2, s.calls);
 	ASSERT_LE(1, s.ret_refault);
 	ASSERT_EQ(1, s.ret_pfn);
 	ASSERT_EQ(0, s.ret_retry);
 	/* The wait ran to its end, a signal did not cut it short. */
-	ASSERT_LE(wait_ms * 3 / 4, t1 - t0);
+	ASSERT_LE(wait_ms * 3 / 4, took);
 	diag("access with a signal %.0f ms into a %u ms locked wait: %.0f ms, %llu calls",
-	     sig.sent - t0, wait_ms, t1 - t0, (unsigned long long)s.calls);
-	ASSERT_EQ(0, munmap(m, psz));
+	     sent, wait_ms, took, (unsigned long long)s.calls);
 }
 
 /*
@@ -340,10 +327,8 @@ TEST_F(nopfn, retry_after_unlocked_wait)
 	double t0, t1;
 	char *m;
 
-	ASSERT_EQ(0, set_pages(self->fd, 0, 1, NOPFN_TEST_SLEEP_UNLOCKED,
-			       wait_ms));
-	m = map_pages(self->fd, 1, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
-	ASSERT_NE(NULL, m);
+	m = map_page_with(_metadata, self->fd, NOPFN_TEST_SLEEP_UNLOCKED,
+			  wait_ms);
 	t0 = now_ms();
 	m[0] = 'r';
 	t1 = now_ms();
@@ -365,35 +350,15 @@ TEST_F(nopfn, retry_after_unlocked_wait)
 TEST_F(nopfn, retry_signal_during_unlocked_wait)
 {
 	const unsigned int wait_ms = 400;
+	double took, sent;
 	struct counts s;
-	struct signaller sig = { .fd = self->fd, .delay_ms = 50 };
-	double t0, t1;
-	char *m;
-	char v;
 
-	install_usr1();
-	ASSERT_EQ(0, set_pages(self->fd, 0, 1, NOPFN_TEST_SLEEP_UNLOCKED,
-			       wait_ms));
-	m = map_pages(self->fd, 1, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
-	ASSERT_NE(NULL, m);
-	sig.target = pthread_self();
-	ASSERT_EQ(0, pthread_create(&sig.thread, NULL, signaller_fn, &sig));
-	t0 = now_ms();
-	v = *(volatile char *)m;
-	t1 = now_ms();
-	pthread_join(sig.thread, NULL);
-
-	ASSERT_TRUE(sig.ok);
-	ASSERT_EQ(0, v);
-	ASSERT_EQ(1, usr1_runs);
-	ASSERT_LT(t0, usr1_when);
-	ASSERT_LT(usr1_when, t1);
-	s = stats(self->fd);
+	s = read_signalled(_metadata, self->fd, NOPFN_TEST_SLEEP_UNLOCKED,
+			   wait_ms, &took, &sent);
 	ASSERT_LE(2, s.ret_retry);
 	ASSERT_LE(3, s.calls);
 	ASSERT_EQ(1, s.ret_pfn);
-	ASSERT_LE(wait_ms * 3 / 4, t1 - t0);
-	ASSERT_EQ(0, munmap(m, psz));
+	ASSERT_LE(wait_ms * 3 / 4, took);
 }
 
 /*
