@@ -112,7 +112,7 @@ def busybox(arch: Arch, cache: cachemod.Cache) -> pathlib.Path:
     """A static busybox binary for the architecture."""
     assert arch.user is not None
     how = arch.user.busybox
-    inputs = {"arch": arch.debian_arch, "how": how}
+    inputs = {"arch": arch.debian, "how": how}
     if how == "source":
         inputs["cc"] = compiler_id(arch.user.cc)
     entry = cache.entry("busybox", arch.base, inputs)
@@ -124,12 +124,12 @@ def busybox(arch: Arch, cache: cachemod.Cache) -> pathlib.Path:
         work = entry.path / "work"
         work.mkdir()
         if how == "debian":
-            pkg = f"busybox-static:{arch.debian_arch}"
+            pkg = f"busybox-static:{arch.debian}"
             try:    # the machine's own architecture: its apt lists will do
                 run_logged(["apt-get", "download", pkg], log, cwd=work,
                            what=f"downloading {pkg}")
             except BuildError:
-                PrivateApt(cache, arch.debian_arch, "deb").run(
+                PrivateApt(cache, arch.debian, "deb").run(
                     ["download", pkg], log, work,
                     what=f"downloading {pkg}")
             deb = next(work.glob("busybox-static_*.deb"))

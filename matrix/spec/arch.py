@@ -2,7 +2,8 @@
 
 An architecture file says how to build the kernel (ARCH, cross prefix,
 config fragment, image), how to build user space for it (C compiler,
-where busybox comes from) and, for a bootable one, how QEMU starts it.
+where busybox comes from), for a bootable one how QEMU starts it, and
+Debian's name for it and the Debian packages that build and boot it.
 Adding an architecture is adding one such file.
 
 A file may also name variants (e.g. debug): the same architecture with
@@ -36,17 +37,17 @@ class ArchError(Exception):
 
 @dataclasses.dataclass(frozen=True)
 class KernelSpec:
-    arch: str                 # the kernel's ARCH=
-    cross_compile: str        # CROSS_COMPILE= prefix ("" for native)
-    image: str                # path of the boot image inside the build dir
-    config: str               # config fragment for this architecture
-    toolchain: Optional[str]  # a compiler the matrix builds itself
+    arch: str                       # the kernel's ARCH=
+    image: str                      # the boot image inside the build dir
+    cross_compile: str = ""         # CROSS_COMPILE= prefix ("": native)
+    config: str = ""                # config fragment for this architecture
+    toolchain: Optional[str] = None     # a compiler the matrix builds
 
 
 @dataclasses.dataclass(frozen=True)
 class UserSpec:
-    cc: str                   # C compiler for static test programs
-    busybox: str              # "debian" (busybox-static:ARCH) or "source"
+    cc: str                         # C compiler for static test programs
+    busybox: str = "debian"         # "debian" (busybox-static) or "source"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,21 +56,28 @@ class QemuSpec:
     machine: str
     cpu: str
     memory: str
-    smp: int
     console: str
-    cmdline: str
-    extra_args: str
+    smp: int = 1
+    cmdline: str = ""
+    extra_args: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Packages:
+    """Debian's packages, as apt-get installs them."""
+    build: tuple[str, ...] = ()     # the kernel's and user space's compilers
+    boot: tuple[str, ...] = ()      # QEMU and its firmware
 
 
 @dataclasses.dataclass(frozen=True)
 class VariantSpec:
-    name: str                 # kernel/config/<name>.config
-    cmdline: str              # appended to the kernel command line
-    memory: Optional[str]     # guest RAM, when the variant needs more
-    scale: int                # slowness: timeouts and {scale} in test args
-    image: Optional[str] = None   # another boot image of the same build
-    module_params: tuple[tuple[str, str], ...] = ()   # per module, replaced
-    tier: Optional[str] = None    # None: the architecture file's tier
+    name: str                       # kernel/config/<name>.config
+    cmdline: str = ""               # appended to the kernel command line
+    memory: Optional[str] = None    # guest RAM, when the variant needs more
+    scale: int = 1                  # slowness: timeouts, {scale} in args
+    image: Optional[str] = None     # another boot image of the same build
+    module_params: tuple[tuple[str, str], ...] = ()  # per module, replaced
+    tier: Optional[str] = None      # None: the architecture file's tier
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +88,8 @@ class Arch:
     user: Optional[UserSpec]
     qemu: Optional[QemuSpec]
     module_params: dict[str, str]
+    debian: str = ""          # Debian's name for it (busybox-static:NAME)
+    packages: Packages = Packages()
     base: str = ""            # the architecture file's name
     variant: str = ""         # "" for the plain kernel
     scale: int = 1
@@ -96,12 +106,6 @@ class Arch:
     @property
     def bootable(self) -> bool:
         return self.qemu is not None
-
-    @property
-    def debian_arch(self) -> str:
-        """Debian's name for this architecture (busybox-static:ARCH)."""
-        base = self.base or self.name
-        return DEBIAN_ARCH.get(base, base)
 
     def fingerprint(self) -> dict[str, Any]:
         """What of this file feeds the kernel build (for its cache key)."""
@@ -137,18 +141,70 @@ def merge_cmdline(base: str, extra: str) -> str:
     return " ".join(kept + [w for w in words if not w.startswith("!")])
 
 
-DEBIAN_ARCH = {"x86_64": "amd64", "arm64": "arm64", "riscv64": "riscv64",
-               "ia64": "ia64", "armhf": "armhf", "armel": "armel",
-               "i386": "i386", "ppc64el": "ppc64el", "s390x": "s390x",
-               "mips64el": "mips64el", "mipsel": "mipsel"}
-
 TIERS = ("fast", "full")
 
 
-def _need(d: dict, key: str, where: str) -> Any:
-    if key not in d:
-        raise ArchError(f"{where}: missing key '{key}'")
-    return d[key]
+def _section(cls, raw: Any, where: str, skip: tuple[str, ...] = (),
+             **given: Any):
+    """An instance of the dataclass cls from the mapping raw: each field
+    from the key of its name (converted to the field's type: str, int, a
+    tuple of strings, a tuple of pairs from a mapping), a field without a
+    default required; a key that is no field is refused, naming the known
+    ones. skip: fields that are no keys (given: their values)."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ArchError(f"{where}: expected a mapping")
+    fields = [f for f in dataclasses.fields(cls) if f.name not in skip]
+    names = [f.name for f in fields]
+    unknown = set(raw) - set(names)
+    if unknown:
+        raise ArchError(f"{where}: unknown keys {sorted(unknown)}; known: "
+                        f"{sorted(names)}")
+    values = dict(given)
+    for f in fields:
+        if f.name not in raw:
+            if f.default is dataclasses.MISSING:
+                raise ArchError(f"{where}: missing key '{f.name}'")
+            continue
+        v = raw[f.name]
+        kind = str(f.type)
+        if v is None:
+            v = f.default if f.default is not dataclasses.MISSING else None
+        elif kind.startswith("tuple[tuple"):
+            if not isinstance(v, dict):
+                raise ArchError(f"{where}:{f.name}: expected a mapping")
+            v = tuple((str(k), str(x)) for k, x in v.items())
+        elif kind.startswith("tuple"):
+            if not isinstance(v, list):
+                raise ArchError(f"{where}:{f.name}: expected a list")
+            v = tuple(str(x) for x in v)
+        elif kind == "int":
+            v = int(v)
+        elif kind in ("str", "Optional[str]"):
+            v = str(v)
+        values[f.name] = v
+    return cls(**values)
+
+
+def _tier(value: Any, where: str) -> str:
+    if value not in TIERS:
+        raise ArchError(f"{where}: tier must be one of {', '.join(TIERS)}, "
+                        f"not '{value}'")
+    return value
+
+
+def _reasons(raw: Any, what: str, where: str) -> tuple[tuple[str, str], ...]:
+    """A mapping of something to the reason for it, each reason given."""
+    raw = raw or {}
+    if not isinstance(raw, dict) or not all(
+            isinstance(r, str) and r.strip() for r in raw.values()):
+        raise ArchError(f"{where}: {what}")
+    return tuple((str(k), r.strip()) for k, r in raw.items())
+
+
+KEYS = ("name", "tier", "debian", "packages", "kernel", "userspace", "qemu",
+        "module_params", "variants", "known_failures", "boot_warnings")
 
 
 def parse(path: pathlib.Path) -> Arch:
@@ -160,113 +216,61 @@ def parse(path: pathlib.Path) -> Arch:
     if not isinstance(raw, dict):
         raise ArchError(f"{path}: expected a mapping at top level")
     where = str(path)
-    name = _need(raw, "name", where)
-    if name != path.stem:
-        raise ArchError(f"{path}: name '{name}' must match the file name")
-    known = {"name", "kernel", "userspace", "qemu", "module_params",
-             "variants", "known_failures", "boot_warnings", "tier"}
-    unknown = set(raw) - known
+    unknown = set(raw) - set(KEYS)
     if unknown:
         raise ArchError(f"{path}: unknown keys {sorted(unknown)}; "
-                        f"known: {sorted(known)}")
-
-    tier = raw.get("tier", "fast")
-    if tier not in TIERS:
-        raise ArchError(f"{path}: tier must be one of {', '.join(TIERS)}, "
-                        f"not '{tier}'")
-
-    k = _need(raw, "kernel", where)
-    kernel = KernelSpec(
-        arch=_need(k, "arch", where + ":kernel"),
-        cross_compile=k.get("cross_compile", "") or "",
-        image=_need(k, "image", where + ":kernel"),
-        config=k.get("config", "") or "",
-        toolchain=k.get("toolchain"),
-    )
-
+                        f"known: {sorted(KEYS)}")
+    for key in ("name", "debian", "packages", "kernel"):
+        if key not in raw:
+            raise ArchError(f"{where}: missing key '{key}'")
+    name = raw["name"]
+    if name != path.stem:
+        raise ArchError(f"{path}: name '{name}' must match the file name")
+    tier = _tier(raw.get("tier", "fast"), where)
+    kernel = _section(KernelSpec, raw["kernel"], where + ":kernel")
+    packages = _section(Packages, raw["packages"], where + ":packages")
     user = None
     if "userspace" in raw:
-        u = raw["userspace"]
-        user = UserSpec(cc=_need(u, "cc", where + ":userspace"),
-                        busybox=u.get("busybox", "debian"))
+        user = _section(UserSpec, raw["userspace"], where + ":userspace")
         if user.busybox not in ("debian", "source"):
             raise ArchError(f"{path}: userspace.busybox must be "
                             f"'debian' or 'source', not '{user.busybox}'")
-
     qemu = None
     if "qemu" in raw:
-        q = raw["qemu"]
-        wq = where + ":qemu"
-        qemu = QemuSpec(binary=_need(q, "binary", wq),
-                        machine=_need(q, "machine", wq),
-                        cpu=_need(q, "cpu", wq),
-                        memory=str(_need(q, "memory", wq)),
-                        smp=int(q.get("smp", 1)),
-                        console=_need(q, "console", wq),
-                        cmdline=q.get("cmdline", "") or "",
-                        extra_args=q.get("extra_args", "") or "")
+        qemu = _section(QemuSpec, raw["qemu"], where + ":qemu")
         if user is None:
             raise ArchError(f"{path}: a bootable architecture (qemu:) "
                             "needs a userspace: section")
-
     params = raw.get("module_params", {}) or {}
     if not isinstance(params, dict):
         raise ArchError(f"{path}: module_params must map module to params")
     variants = []
     for vname, v in (raw.get("variants") or {}).items():
         wv = f"{where}:variants:{vname}"
-        v = v or {}
-        if not isinstance(v, dict):
-            raise ArchError(f"{wv}: expected a mapping")
-        bad = set(v) - {"cmdline", "memory", "scale", "image",
-                        "module_params", "tier"}
-        if bad:
-            raise ArchError(f"{wv}: unknown keys {sorted(bad)}; known: "
-                            "['cmdline', 'image', 'memory', "
-                            "'module_params', 'scale', 'tier']")
-        if v.get("tier", tier) not in TIERS:
-            raise ArchError(f"{wv}: tier must be one of {', '.join(TIERS)}, "
-                            f"not '{v['tier']}'")
-        vparams = v.get("module_params") or {}
-        if not isinstance(vparams, dict):
-            raise ArchError(f"{wv}: module_params must map module to "
-                            "params")
+        variant = _section(VariantSpec, v, wv, skip=("name",),
+                           name=str(vname))
+        if variant.tier is not None:
+            _tier(variant.tier, wv)
         if not (CONFIG_DIR / f"{vname}.config").is_file():
             raise ArchError(f"{wv}: no config fragment "
                             f"{CONFIG_DIR / (vname + '.config')}")
-        variants.append(VariantSpec(name=str(vname),
-                                    cmdline=v.get("cmdline", "") or "",
-                                    memory=str(v["memory"]) if "memory" in v
-                                    else None,
-                                    scale=int(v.get("scale", 1)),
-                                    image=v.get("image"),
-                                    tier=v.get("tier"),
-                                    module_params=tuple(
-                                        (str(m), str(p))
-                                        for m, p in vparams.items())))
-    kf = raw.get("known_failures") or {}
-    if not isinstance(kf, dict) or not all(
-            isinstance(r, str) and r.strip() for r in kf.values()):
-        raise ArchError(f"{path}: known_failures must map 'program-case' "
-                        "to the reason it fails here")
-    bw = raw.get("boot_warnings") or {}
-    if not isinstance(bw, dict) or not all(
-            isinstance(r, str) and r.strip() for r in bw.values()):
-        raise ArchError(f"{path}: boot_warnings must map a regular "
-                        "expression to the reason the machine prints it")
-    for pat in bw:
+        variants.append(variant)
+    kf = _reasons(raw.get("known_failures"), "known_failures must map "
+                  "'program-case' to the reason it fails here", where)
+    bw = _reasons(raw.get("boot_warnings"), "boot_warnings must map a "
+                  "regular expression to the reason the machine prints it",
+                  where)
+    for pat, _ in bw:
         try:
-            re.compile(str(pat))
+            re.compile(pat)
         except re.error as exc:
             raise ArchError(f"{path}: boot_warnings: '{pat}' is not a "
                             f"regular expression: {exc}") from exc
     return Arch(name=name, path=path, kernel=kernel, user=user, qemu=qemu,
                 module_params={str(m): str(p) for m, p in params.items()},
-                base=name, variants=tuple(variants), tier=tier,
-                known_failures=tuple((str(c), r.strip())
-                                     for c, r in kf.items()),
-                boot_warnings=tuple((str(p), r.strip())
-                                    for p, r in bw.items()))
+                debian=str(raw["debian"]), packages=packages, base=name,
+                variants=tuple(variants), tier=tier, known_failures=kf,
+                boot_warnings=bw)
 
 
 def load_all(arch_dir: pathlib.Path = ARCH_DIR) -> dict[str, Arch]:

@@ -7,6 +7,10 @@ from matrix.spec import arch as archspec
 
 GOOD = """\
 name: toy
+debian: arm64
+packages:
+  build: [gcc-aarch64-linux-gnu, libc6-dev-arm64-cross]
+  boot: [qemu-system-arm]
 kernel:
   arch: arm64
   cross_compile: aarch64-linux-gnu-
@@ -152,8 +156,8 @@ def test_debug_variant_shipped_for_x86_64_and_arm64():
 
 def test_variant_shares_the_architectures_user_space():
     arches = archspec.load_all()
-    assert arches["x86_64-debug"].debian_arch == "amd64"
-    assert arches["arm64-debug"].debian_arch == "arm64"
+    assert arches["x86_64-debug"].debian == "amd64"
+    assert arches["arm64-debug"].debian == "arm64"
 
 
 def test_variant_overrides_cmdline_keys_and_module_params(tmp_path):

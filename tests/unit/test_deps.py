@@ -43,6 +43,37 @@ def test_arch_requirements():
     pk = {n.package for n in deps.for_arch(arches["ia64"])}
     assert {"binutils-ia64-linux-gnu", "gcc-12-source"} <= pk
     assert not any(p.startswith("qemu") for p in pk)
+    # a compile check does not boot: no QEMU
+    pk = {n.package for n in deps.for_arch(arches["armhf"], boot=False)}
+    assert pk == {"gcc-arm-linux-gnueabihf", "libc6-dev-armhf-cross"}
+
+
+def test_an_architecture_is_one_file(tmp_path):
+    """Adding an architecture is one YAML file: its Debian name and
+    packages come from it, nothing else names them."""
+    import shutil
+    from matrix.session import plan
+    shutil.copy(archspec.ARCH_DIR / "armhf.yaml", tmp_path / "armhf.yaml")
+    (tmp_path / "toy.yaml").write_text(
+        (archspec.ARCH_DIR / "armhf.yaml").read_text()
+        .replace("name: armhf", "name: toy")
+        .replace("debian: armhf", "debian: toyhf")
+        .replace("gcc-arm-linux-gnueabihf,", "gcc-toy-linux-gnu,"))
+    toy = archspec.load_all(tmp_path)["toy"]
+    assert toy.debian == "toyhf"
+    assert "gcc-toy-linux-gnu" in {n.package for n in deps.for_arch(toy)}
+    p = plan.chosen_plan("toy", tmp_path, cand_dir=tmp_path / "none")
+    assert [a.name for a in p.run] == ["toy"] and "armhf" in p.left
+    (tmp_path / "bad.yaml").write_text(
+        (tmp_path / "toy.yaml").read_text().replace("name: toy",
+                                                     "name: bad")
+        .replace("debian: toyhf\n", ""))
+    try:
+        archspec.load_all(tmp_path)
+    except archspec.ArchError as exc:
+        assert "missing key 'debian'" in str(exc)
+    else:
+        raise AssertionError("a file without debian: was taken")
 
 
 def test_ensure_reports_without_installing(monkeypatch):
