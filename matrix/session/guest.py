@@ -239,24 +239,21 @@ class Guest:
                 if PANIC_RE.search(text):
                     raise pexpect.EOF("kernel panic")
             console.expect(PROMPT, timeout=max(5.0, timeout / 10))
-        except pexpect.TIMEOUT as exc:
-            self.busy_seconds += time.monotonic() - t0
+        except (pexpect.TIMEOUT, ConsoleFlood, pexpect.EOF) as exc:
+            dt = time.monotonic() - t0
+            self.busy_seconds += dt
             self.kill()
-            raise GuestError(f"{self.arch.name}: '{cmd}' printed no complete "
-                             f"line for {line_timeout:.0f} s or ran past "
-                             f"{timeout:.0f} s; guest killed") from exc
-        except ConsoleFlood as exc:
-            self.busy_seconds += time.monotonic() - t0
-            self.kill()
-            raise GuestError(f"{self.arch.name}: '{cmd}' flooded the console "
-                             f"(more than {self.max_output} bytes in "
-                             f"{time.monotonic() - t0:.1f} s); guest killed"
-                             ) from exc
-        except pexpect.EOF as exc:
-            self.busy_seconds += time.monotonic() - t0
-            self.kill()
-            raise GuestError(f"{self.arch.name}: guest died during '{cmd}' "
-                             f"({exc})") from exc
+            if isinstance(exc, pexpect.TIMEOUT):
+                why = (f"'{cmd}' printed no complete line for "
+                       f"{line_timeout:.0f} s or ran past {timeout:.0f} s; "
+                       "guest killed")
+            elif isinstance(exc, ConsoleFlood):
+                why = (f"'{cmd}' flooded the console (more than "
+                       f"{self.max_output} bytes in {dt:.1f} s); guest "
+                       "killed")
+            else:
+                why = f"guest died during '{cmd}' ({exc})"
+            raise GuestError(f"{self.arch.name}: {why}") from exc
         dt = time.monotonic() - t0
         self.busy_seconds += dt
         return Output(lines, rc, dt)
