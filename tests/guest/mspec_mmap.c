@@ -30,7 +30,7 @@
 /* 6.1's harness macros have unused parameters of their own. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
-#include "mspec_test.h"
+#include "mspec_harness.h"
 
 /* -------------------------------------------------------------- tests */
 
@@ -233,11 +233,8 @@ TEST(nothing_allocated_before_touch)
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
 	for (t = 0; t < nmappable; t++) {
-		char *p;
+		char *p = map_counted(_metadata, t, 64, &base);
 
-		ASSERT_EQ(0, read_counters(type_name[t], &base));
-		p = map_rw(dev_path[t], 64 * psz);
-		ASSERT_NE(MAP_FAILED, p);
 		ASSERT_EQ(0, read_counters(type_name[t], &c));
 		EXPECT_EQ(base.mappings + 1, c.mappings);
 		EXPECT_EQ(base.in_use, c.in_use);
@@ -267,9 +264,7 @@ TEST(first_touch_reads_zero)
 		unsigned long i, n = npages * psz / sizeof(__u64);
 		__u64 *p;
 
-		ASSERT_EQ(0, read_counters(type_name[t], &base));
-		p = map_rw(dev_path[t], npages * psz);
-		ASSERT_NE(MAP_FAILED, p);
+		p = map_counted(_metadata, t, npages, &base);
 
 		/*
 		 * Read faults first: every word of every page is zero (on
@@ -297,11 +292,7 @@ TEST(first_touch_reads_zero)
 		EXPECT_EQ(base.in_use + (long)npages, c.in_use);
 
 		munmap(p, npages * psz);
-		ASSERT_EQ(0, read_counters(type_name[t], &c));
-		EXPECT_EQ(base.in_use, c.in_use);
-		EXPECT_EQ(base.mappings, c.mappings);
-		EXPECT_EQ(c.allocated - base.allocated, c.freed - base.freed);
-		EXPECT_EQ(base.leaked, c.leaked);
+		expect_back_to(_metadata, t, &base);
 	}
 }
 

@@ -29,7 +29,7 @@
 /* 6.1's harness macros have unused parameters of their own. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
-#include "mspec_test.h"
+#include "mspec_harness.h"
 
 /* The first word of page @i of @p. */
 static __u64 *word(void *p, unsigned long i)
@@ -75,18 +75,6 @@ static void fill_page(void *p, unsigned long i, __u64 v)
 		poke64(&w[k], v);
 }
 
-static void expect_back_to(struct __test_metadata *_metadata, int t,
-			   const struct counters *base)
-{
-	struct counters c;
-
-	ASSERT_EQ(0, read_counters(type_name[t], &c));
-	EXPECT_EQ(base->in_use, c.in_use) TH_LOG("%s", type_name[t]);
-	EXPECT_EQ(base->mappings, c.mappings) TH_LOG("%s", type_name[t]);
-	EXPECT_EQ(c.allocated - base->allocated, c.freed - base->freed);
-	EXPECT_EQ(base->leaked, c.leaked);
-}
-
 /* ------------------------------------------------------------- tests */
 
 TEST(fork_shares_pages)
@@ -97,12 +85,9 @@ TEST(fork_shares_pages)
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
 	for (t = 0; t < nmappable; t++) {
-		char *p;
+		char *p = map_counted(_metadata, t, 4, &base);
 		pid_t pid;
 
-		ASSERT_EQ(0, read_counters(type_name[t], &base));
-		p = map_rw(dev_path[t], 4 * psz);
-		ASSERT_NE(MAP_FAILED, p);
 		fill_page(p, 0, pattern(t, 0));
 
 		pid = fork();
@@ -138,11 +123,8 @@ TEST(partial_munmap_keeps_rest)
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
 	for (t = 0; t < nmappable; t++) {
-		char *p;
+		char *p = map_counted(_metadata, t, 6, &base);
 
-		ASSERT_EQ(0, read_counters(type_name[t], &base));
-		p = map_rw(dev_path[t], 6 * psz);
-		ASSERT_NE(MAP_FAILED, p);
 		fill_page(p, 0, pattern(t, 0));
 		fill_page(p, 1, pattern(t, 1));
 
@@ -185,12 +167,9 @@ TEST(mprotect_part_keeps_rest)
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
 	for (t = 0; t < nmappable; t++) {
-		char *p;
+		char *p = map_counted(_metadata, t, 6, &base);
 		pid_t pid;
 
-		ASSERT_EQ(0, read_counters(type_name[t], &base));
-		p = map_rw(dev_path[t], 6 * psz);
-		ASSERT_NE(MAP_FAILED, p);
 		fill_page(p, 0, pattern(t, 0));
 		fill_page(p, 1, pattern(t, 1));
 
@@ -238,12 +217,9 @@ TEST(split_then_fork)
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
 	for (t = 0; t < nmappable; t++) {
-		char *p;
+		char *p = map_counted(_metadata, t, 4, &base);
 		pid_t pid;
 
-		ASSERT_EQ(0, read_counters(type_name[t], &base));
-		p = map_rw(dev_path[t], 4 * psz);
-		ASSERT_NE(MAP_FAILED, p);
 		ASSERT_EQ(0, munmap(p + psz, psz));	/* [0] [2..3] */
 
 		pid = fork();
@@ -275,9 +251,7 @@ TEST(mremap_move_keeps_data)
 	for (t = 0; t < nmappable; t++) {
 		char *p, *dst, *q;
 
-		ASSERT_EQ(0, read_counters(type_name[t], &base));
-		p = map_rw(dev_path[t], 3 * psz);
-		ASSERT_NE(MAP_FAILED, p);
+		p = map_counted(_metadata, t, 3, &base);
 		fill_page(p, 0, pattern(t, 0));
 		fill_page(p, 1, pattern(t, 1));
 

@@ -139,15 +139,18 @@ static bool isa_has(const char *ext)
 }
 
 /*
- * Why "uncached" PTEs cannot be checked on this machine, or NULL.  A
- * riscv64 hart that lists Svpbmt must give non-cached mappings: the
- * driver saying otherwise there is a failure, not a skip.  Where the
- * device refuses to map, uncached_refused asserts that it does.
+ * Why "uncached" PTEs cannot be checked here, or NULL: no mspec, or not
+ * on this machine.  A riscv64 hart that lists Svpbmt must give
+ * non-cached mappings: the driver saying otherwise there is a failure,
+ * not a skip.  Where the device refuses to map, uncached_refused asserts
+ * that it does.
  */
 static const char *uncached_unchecked(void)
 {
 	const struct expect *e = expected();
 
+	if (!have_mspec())
+		return NO_MSPEC;
 	if (!e)
 		return "no PTE memory-type decoder for this machine";
 	if (e->refused ||
@@ -191,8 +194,6 @@ TEST(uncached_pte_is_noncached)
 	const char *why;
 	char *p;
 
-	if (!have_mspec())
-		SKIP(return, NO_MSPEC);
 	why = uncached_unchecked();
 	if (why)
 		SKIP(return, "%s", why);
@@ -289,8 +290,6 @@ TEST(uncached_after_mprotect_and_fork)
 	pid_t pid;
 	char *p;
 
-	if (!have_mspec())
-		SKIP(return, NO_MSPEC);
 	why = uncached_unchecked();
 	if (why)
 		SKIP(return, "%s", why);
