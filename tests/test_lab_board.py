@@ -177,10 +177,10 @@ def lab(tmp_path):
 
 
 def test_board_behind_ser2net_gives_the_local_results(lab, request):
-    """The Bar of issue 13: a guest reached only through ser2net on
-    loopback as a NetworkSerialPort, powered by an ExternalPowerDriver,
-    runs every guest program of the matrix and its results (pytest
-    items and each program's KTAP) equal those of the local path."""
+    """A guest reached only through ser2net on loopback as a
+    NetworkSerialPort, powered by an ExternalPowerDriver, runs every guest
+    program of the matrix and its results (pytest items and each
+    program's KTAP) equal those of the local path."""
     arch = board_arch(request.config)
     board_port = free_port()
     s2n = Ser2net(lab, f"tcp,127.0.0.1,{board_port}")

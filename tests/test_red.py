@@ -1,4 +1,4 @@
-"""The suite goes red when something really went wrong (issue 12).
+"""The suite goes red when something really went wrong.
 
 One matrix run, as a user would start it, on the x86_64 debug kernel
 (it has the kernel's fault injection, under which mspec_stress used to

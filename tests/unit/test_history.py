@@ -420,7 +420,7 @@ def test_pages(h, tmp_path):
     assert 'class="ref"' in svg["ratio.nopfn_vs_vmf.dense"]
     assert "bar \u2264 1.05" in svg["ratio.nopfn_vs_vmf.dense"]
     assert "bar \u2265 32" in svg["ratio.eager_vs_lazy.sparse"]
-    # the bar as it is, no premium-divided line beside it (issue 12)
+    # the bar as it is, no premium-divided line beside it
     assert 'class="ref checked"' not in svg["ratio.eager_vs_lazy.sparse"]
     assert "premium" not in svg["ratio.eager_vs_lazy.sparse"]
     assert 'class="ref' not in svg[figures.PREMIUM]

@@ -98,7 +98,7 @@ def test_debug_kernel_reports_are_found():
         assert len(kernlog.unexpected([line], [])) == 1, line
 
 
-# Recorded logs of the three holes issue 12 named.
+# Recorded logs of three holes the scan had.
 
 UNTERMINATED_THEN_CUT = """\
 [   5.100000] ------------[ cut here ]------------
@@ -178,7 +178,7 @@ def test_guests_boot_with_warnings_on_the_console():
         assert levels and levels[-1] > 4, (arch.name, args)
 
 
-# Recorded logs of the reports issue 26 found no pattern for. Each must be
+# Recorded logs of reports the scan had no pattern for. Each must be
 # a report of the host's scan and of the guests' tests/guest/kmsg_check.h
 # (test_kmsg_check_agrees below runs every excerpt through both).
 
