@@ -11,7 +11,7 @@
 
   run also takes --lg-env FILE [--lg-target T] [--lg-coordinator URL],
   --lava-jobs DIR [--lava-url URL], --kcidb FILE [--kcidb-origin NAME]
-  [--kcidb-url URL]: matrix/lab.py
+  [--kcidb-url URL]: matrix/plugin/lab.py
 """
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def cmd_run(args, extra: list[str]) -> int:
         argv.append("--no-install")
     if args.history:
         argv.append(f"--history={args.history}")
-    for opt in LAB_OPTIONS:      # matrix/lab.py: boards, LAVA, KCIDB
+    for opt in LAB_OPTIONS:      # matrix/plugin/lab.py: boards, LAVA, KCIDB
         value = getattr(args, opt.replace("-", "_"))
         if value and opt in LAB_PATHS:
             value = str(caller_path(value))

@@ -134,7 +134,7 @@ def bench_metrics(i: int) -> tuple[dict, dict]:
                    "stress.seconds": {"value": 10.5, "unit": "s"}})
     fuzz = {"fuzz.ops": {"value": 300 + i % 9, "unit": "ops"},
             "fuzz.ops_per_s": {"value": 27.9, "unit": "ops/s"}}
-    # seeds as matrix/ktap.py passes them on: through a double
+    # seeds as matrix/session/ktap.py passes them on: through a double
     stress["stress.seed"] = {"value": int(float(seeds["mspec_stress"])),
                              "unit": ""}
     fuzz["fuzz.seed"] = {"value": int(float(seeds["mmap_fuzz"])), "unit": ""}

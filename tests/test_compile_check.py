@@ -4,7 +4,7 @@ build, so that a broken hunk for any architecture fails it.
 A copy of the series gets one more patch that breaks a mips-only file
 (an #error in arch/mips/mm/fault.c, which only the mips targets build).
 Its kernels are in no cache, so a default run (no --arch: the fast tier
-built and booted, the full tier compile-checked, matrix/plan.py) of the
+built and booted, the full tier compile-checked, matrix/session/plan.py) of the
 compile checks must fail on mips64el and mipsel, with the compiler's
 error, pass on a target that does not build the file (armhf), and name
 every target and candidate in its summary with its status.

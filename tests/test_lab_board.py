@@ -1,7 +1,7 @@
 """A board over the network, end to end on loopback: the matrix boots a
 guest whose console it reaches only through ser2net, as a labgrid
 NetworkSerialPort, and whose power is a labgrid ExternalPowerDriver that
-starts and stops it (matrix/fakeboard.py). The same guest programs, with
+starts and stops it (matrix/lab/fakeboard.py). The same guest programs, with
 the same seeds, must give the same results as on the local QEMU path.
 
 Each test runs ./matrix/run (python3 -m matrix run) twice or once, on

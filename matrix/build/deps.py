@@ -96,7 +96,8 @@ BROWSER = [
 ]
 
 
-# Beyond one machine (matrix/remote.py, lava.py, kcidb.py and their tests):
+# Beyond one machine (session/boards.py, lab/lava.py, report/kcidb.py and
+# their tests):
 # ser2net in front of a board's serial port, LAVA's own job validator
 # (lava-common; lava-dispatcher would add systemd-sysv and libguestfs,
 # 134 packages, for nothing the validation uses), the KCIDB schema

@@ -10,14 +10,14 @@ shows one dot per item. These lines say what is going on meanwhile:
   [  6:21] x86_64        modules     cached (0.02 s)
 
 The first column is the time since the run started. Builder.build()
-(matrix/build.py) reports each step's end (built or cached, how long),
-the cache (matrix/cache.py) each entry it starts to build, run_logged()
-(matrix/log.py) each command and, every HEARTBEAT seconds, how long the
+(matrix/build/builder.py) reports each step's end (built or cached, how long),
+the cache (matrix/build/cache.py) each entry it starts to build, run_logged()
+(matrix/build/log.py) each command and, every HEARTBEAT seconds, how long the
 current one has been running.
 
 Shown when stderr is a terminal; NOPFN_PROGRESS=1 forces the lines on
 (e.g. into a CI log), NOPFN_PROGRESS=0 turns them off. Under pytest the
-plugin (matrix/lab.py) writes them past output capturing, through the
+plugin (matrix/plugin/lab.py) writes them past output capturing, through the
 terminal reporter.
 """
 from __future__ import annotations

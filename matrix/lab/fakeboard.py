@@ -43,7 +43,7 @@ from ..spec import arch as archspec
 
 def qemu_command(arch: archspec.Arch, kernel: str, initrd: str,
                  cmdline: str, port: Optional[int]) -> list[str]:
-    """QEMU for arch as the local path starts it (matrix/guest.py), but
+    """QEMU for arch as the local path starts it (matrix/session/guest.py), but
     with the serial console on a TCP socket (port) or a pseudo-terminal
     (port None) and no monitor."""
     q = arch.qemu

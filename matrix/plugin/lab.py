@@ -2,14 +2,14 @@
 
   --lg-env FILE [--lg-target NAME] [--lg-coordinator URL]
         boot on the board(s) of a labgrid environment file
-        (matrix/remote.py; --lg-env and --lg-coordinator are labgrid's
+        (matrix/session/boards.py; --lg-env and --lg-coordinator are labgrid's
         own pytest options)
   --lava-jobs DIR [--lava-url BASE]
-        write a LAVA job per booted target (matrix/lava.py)
+        write a LAVA job per booted target (matrix/lab/lava.py)
   --kcidb FILE [--kcidb-origin NAME] [--kcidb-url BASE]
-        export the run as KCIDB v5 data (matrix/kcidb.py)
+        export the run as KCIDB v5 data (matrix/report/kcidb.py)
 
-It also routes the build progress lines (matrix/progress.py) to the
+It also routes the build progress lines (matrix/build/progress.py) to the
 terminal past pytest's output capturing.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ def pytest_addoption(parser):
     g = parser.getgroup("lab", "nopfn matrix: boards, LAVA, KCIDB")
     # --lg-env FILE and --lg-coordinator URL are labgrid's own pytest
     # options (labgrid.pytestplugin, also LG_ENV): the matrix boots the
-    # file's targets as boards (matrix/remote.py)
+    # file's targets as boards (matrix/session/boards.py)
     g.addoption("--lg-target", default=None, help="the --lg-env file's "
                 "target to boot (default: the one named like the matrix "
                 "target, or its only one)")
@@ -68,7 +68,7 @@ def _matrix(config):
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session, exitstatus):
-    """After matrix/plugin.py wrote the results."""
+    """After matrix/plugin/hooks.py wrote the results."""
     config = session.config
     m = _matrix(config)
     if m is None:

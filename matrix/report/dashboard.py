@@ -1,4 +1,4 @@
-"""Static HTML pages of a run, from the history (matrix/history.py).
+"""Static HTML pages of a run, from the history (matrix/report/history.py).
 
   <run>/index.html      the matrix: the run's headline figures per target
                         (fault_bench's two checked ratios, stress and fuzz
@@ -14,7 +14,7 @@
                         tests' history
   <root>/index.html     the matrix page of the newest run, beside the runs
 
-A target the run left out (matrix/plan.py: not selected, no compiler, a
+A target the run left out (matrix/session/plan.py: not selected, no compiler, a
 candidate) has no results: no column, no page, a row in "Not booted".
 
 Numbers have 3 significant digits with k, M, G, ... (times in the unit

@@ -4,7 +4,7 @@ Every run adds a row to `runs` (keyed by its results folder's name, with
 the git commit, the hash of the kernel series and when it started), one
 row per target (architecture, or architecture-variant such as
 `x86_64-debug`) with its kernel config hash, build and boot times and
-what the run did with it (matrix/plan.py: `role` "run" or "check", and
+what the run did with it (matrix/session/plan.py: `role` "run" or "check", and
 `why` it is not booted, NULL for a booted one), one row per test result
 and one per metric its programs printed. The targets a run left out (not
 selected, no compiler, candidates) have a row too, with status "not run",
@@ -12,7 +12,7 @@ role "left" and the reason, and no results: a run names every target it
 did not boot. Log paths are stored relative to the run's results folder.
 A metric that is an integer keeps its exact digits beside the REAL
 (`exact`): a 64-bit seed does not fit a double. A seed that reached the
-records through a float (`*.seed` metrics, parsed by matrix/ktap.py) is
+records through a float (`*.seed` metrics, parsed by matrix/session/ktap.py) is
 restored from the seed the harness gave the program (the record's
 `programs`), when the two agree as doubles.
 
@@ -94,7 +94,7 @@ CREATE TABLE IF NOT EXISTS metrics (
 # Columns added since a history was first written: (table, column, type).
 ADDED = (("metrics", "exact", "TEXT"), ("targets", "role", "TEXT"),
          ("targets", "why", "TEXT"))
-# The role of a target the run left out (matrix/plan.py's Plan.left).
+# The role of a target the run left out (matrix/session/plan.py's Plan.left).
 LEFT = "left"
 
 PASSING = ("passed", "flaky")
@@ -264,7 +264,7 @@ class History:
                left: Optional[dict[str, str]] = None) -> Run:
         """Add (or replace, for a reused results folder) a run.
 
-        records: target -> its record (matrix/results.py's
+        records: target -> its record (matrix/report/results.py's
         arch_record()); left: target -> why the run left it out, for the
         targets that have no record (a record wins)."""
         started = started or datetime.datetime.now().isoformat(

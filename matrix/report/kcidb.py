@@ -13,7 +13,7 @@ colon. Log URLs are file:// URLs of the results folder unless --kcidb-url
 names where that folder is served.
 
 Every target the run did not boot (summary.json's "not_booted": build-
-only, compile-checked, and left out as matrix/plan.py says) has a boot
+only, compile-checked, and left out as matrix/session/plan.py says) has a boot
 test (the path of a booted target's test_boot) with status MISS and the
 reason as its comment. A compile-checked target's build says so in its
 comment, with the reason, and has the check's outcome as its status. A
@@ -21,7 +21,7 @@ target the run left out (not selected, no compiler, a candidate) has no
 record: it gets a build of its own, with its architecture, the reason,
 and no status.
 
-The output is checked against matrix/schemas/kcidb-io-v5.json (JSON
+The output is checked against matrix/report/schemas/kcidb-io-v5.json (JSON
 Schema 2020-12, written from kcidb-io's published v5 definition) before
 it is written.
 """

@@ -49,7 +49,7 @@ def arch_record(m: "Matrix", name: str) -> dict:
         "bootable": st.arch.bootable,
         "status": status,
         # "run" (built, booted where it can be) or "check" (compile-
-        # checked only), and why it is not booted (matrix/plan.py)
+        # checked only), and why it is not booted (matrix/session/plan.py)
         "role": st.role,
         "why": m.plan.why(st.arch),
         "kernel": {

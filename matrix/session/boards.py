@@ -17,7 +17,7 @@ power commands see it in their environment:
 Booting is: power off, power on, open the console, wait for the shell
 prompt of the matrix's initramfs (labgrid's ShellDriver; added with the
 matrix's prompt when the file has none). Then every guest program runs
-exactly as on a local QEMU guest (matrix/guest.py's Guest.run).
+exactly as on a local QEMU guest (matrix/session/guest.py's Guest.run).
 
 Which target of the file a matrix target uses: --lg-target NAME (for a
 run of one target), else the file's target of the same name (x86_64,

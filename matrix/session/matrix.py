@@ -122,7 +122,7 @@ class ProgramRun:
 @dataclasses.dataclass
 class ArchState:
     arch: archspec.Arch
-    role: str = "run"       # "run" or "check" (matrix/plan.py)
+    role: str = "run"       # "run" or "check" (matrix/session/plan.py)
     artifacts: Optional[Artifacts] = None
     guest: Optional[Guest] = None
     boot_error: str = ""

@@ -15,7 +15,7 @@ A file's tier says when its kernel is built from nothing: "fast" (the
 default) in every run, "full" only by the main job (./matrix/run) or when
 asked for by name; the default ./tests/run also boots a full-tier target
 whose kernel is already in the cache, and compile-checks the others
-(matrix/plan.py). A variant is in its file's tier unless it names its
+(matrix/session/plan.py). A variant is in its file's tier unless it names its
 own.
 """
 from __future__ import annotations

@@ -151,7 +151,7 @@ def test_run_fields_and_metrics(h, tmp_path):
 
 def test_seeds_and_counts_keep_their_digits(h, tmp_path):
     seed = 2194960933338486915          # what the harness gave the program
-    printed = float(seed)               # what matrix/ktap.py made of it
+    printed = float(seed)       # what matrix/session/ktap.py made of it
     assert int(printed) != seed
     m = {"mmap_fuzz": {"fuzz.seed": {"value": int(printed), "unit": ""},
                        "fuzz.ops": {"value": 300, "unit": "ops"},
@@ -359,7 +359,7 @@ def bench_metrics(ratio: float, ns: float, ops: int, seed: int) -> dict:
         m[name + ".max"] = {"value": v * 2, "unit": ""}
     m["ns_per_page.nopfn.dense"] = {"value": ns, "unit": "ns"}
     return {"fault_bench": m,
-            # as matrix/ktap.py gives it: through a double
+            # as matrix/session/ktap.py gives it: through a double
             "mmap_fuzz": {"fuzz.seed": {"value": int(float(seed)),
                                         "unit": ""},
                           "fuzz.ops": {"value": ops, "unit": "ops"}}}
@@ -458,13 +458,13 @@ def test_a_run_without_the_figures_has_no_figures_table(h, tmp_path):
     assert "metrics" not in t.tables and len(t.figures) == 3
 
 
-# why a target is not booted, as matrix/plan.py says it
+# why a target is not booted, as matrix/session/plan.py says it
 NOT_CACHED = "kernel not cached for this series: compile-checked only"
 BUILD_ONLY = "build-only: QEMU has no machine for it"
 
 
 def not_booted_run(h, tmp_path):
-    """A run with run, check and left targets, as matrix/results.py
+    """A run with run, check and left targets, as matrix/report/results.py
     records it: x86_64 booted, ia64 build-only, riscv64 compile-checked,
     mips64el's check failed, arm64 and sh4 left out."""
     d = tmp_path / "results" / "r1"

@@ -1,5 +1,6 @@
-"""KCIDB export (matrix/kcidb.py), validated by python3-jsonschema against
-matrix/schemas/kcidb-io-v5.json (written from kcidb-io's v5 definition)."""
+"""KCIDB export (matrix/report/kcidb.py), validated by python3-jsonschema
+against matrix/report/schemas/kcidb-io-v5.json (written from kcidb-io's
+v5 definition)."""
 import copy
 import json
 import pathlib
@@ -14,7 +15,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
 def write_run(d: pathlib.Path) -> pathlib.Path:
-    """A results folder as matrix/results.py writes it: two targets,
+    """A results folder as matrix/report/results.py writes it: two targets,
     one of them with a failed build."""
     d.mkdir(parents=True)
     (d / "summary.json").write_text(json.dumps({
@@ -125,7 +126,7 @@ BUILD_ONLY = "build-only: QEMU has no machine for it"
 
 
 def write_not_booted_run(d: pathlib.Path) -> pathlib.Path:
-    """write_run()'s folder, with what matrix/results.py adds for the
+    """write_run()'s folder, with what matrix/report/results.py adds for the
     targets the run did not boot: ia64 build-only, riscv64 compile-
     checked, mips64el's check failed, arm64-debug and sh4 left out."""
     write_run(d)

@@ -1,4 +1,4 @@
-"""LAVA job definitions (matrix/lava.py), checked by LAVA's own validator
+"""LAVA job definitions (matrix/lab/lava.py), checked by LAVA's own validator
 (lava_common.schemas, Debian's lava-common), not by comparing strings."""
 import gzip
 import hashlib

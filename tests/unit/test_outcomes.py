@@ -1,5 +1,5 @@
 """Reruns of failing in-guest items, flaky results, their logs, and the
-exit status of a run with a regression (matrix/outcomes.py)."""
+exit status of a run with a regression (matrix/plugin/outcomes.py)."""
 import types
 
 import pytest

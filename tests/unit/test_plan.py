@@ -1,4 +1,4 @@
-"""matrix/plan.py: what a run does with every target, and why."""
+"""matrix/session/plan.py: what a run does with every target, and why."""
 import pathlib
 
 from matrix.session import plan

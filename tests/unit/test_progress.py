@@ -1,4 +1,4 @@
-"""Build progress lines (matrix/progress.py) from the build steps, the
+"""Build progress lines (matrix/build/progress.py) from the build steps, the
 cache and the logged commands."""
 import re
 

@@ -1,5 +1,6 @@
-"""Boards through labgrid env files (matrix/remote.py, matrix/fakeboard.py):
-what can be checked without a board or a guest."""
+"""Boards through labgrid env files (matrix/session/boards.py,
+matrix/lab/fakeboard.py): what can be checked without a board or a
+guest."""
 import os
 import pathlib
 import shutil
