@@ -14,7 +14,7 @@ from . import selftests as mmselftests
 from . import progress
 from . import toolchain
 from ..spec.arch import Arch
-from .kernel import CompileCheck, KernelBuild
+from .kernel import CompileCheck, KernelBuild, TreeBuild
 from .tree import Tree
 from .log import BuildError
 from .busybox import busybox
@@ -123,6 +123,19 @@ class Builder:
                                    len(self.cache.built) > built,
                                    name in art.errors)
 
+    def _tree_build(self, art: Artifacts, kind: type, name: str
+                    ) -> tuple[Optional[TreeBuild], Optional[dict]]:
+        """The target's TreeBuild of kind (its compiler found or built
+        first) and its stamp record, as the build step name; None for
+        what failed (the error recorded in art)."""
+        tb = self.step(art, name, lambda: kind(
+            art.arch, self.tree, self.cache,
+            toolchain.cross_prefix(art.arch, self.cache)), "toolchain")
+        if tb is None:
+            return None, None
+        art.kernel_log = tb.entry.path / "build.log"
+        return tb, self.step(art, name, tb.ensure)
+
     def check(self, arch: Arch) -> Artifacts:
         """Compile-check a target instead of building its kernel
         (kernel.CompileCheck), then build the modules against the
@@ -131,12 +144,7 @@ class Builder:
         if not self._deps(art, boot=False):
             return art
         step = functools.partial(self.step, art)
-        cc = step("check", lambda: CompileCheck(
-            arch, self.tree, self.cache,
-            toolchain.cross_prefix(arch, self.cache)), "toolchain")
-        if cc is not None:
-            art.check_meta = step("check", cc.ensure)
-            art.kernel_log = cc.entry.path / "build.log"
+        cc, art.check_meta = self._tree_build(art, CompileCheck, "check")
         if art.check_meta is not None:
             art.modules = step("modules", lambda: build_modules(
                 cc, self.cache, self.driver_dir))
@@ -152,12 +160,7 @@ class Builder:
         if not self._deps(art):
             return art
         step = functools.partial(self.step, art)
-        kb = step("kernel", lambda: KernelBuild(
-            arch, self.tree, self.cache,
-            toolchain.cross_prefix(arch, self.cache)), "toolchain")
-        if kb is not None:
-            art.kernel_meta = step("kernel", kb.ensure)
-            art.kernel_log = kb.entry.path / "build.log"
+        kb, art.kernel_meta = self._tree_build(art, KernelBuild, "kernel")
         if art.kernel_meta is None:
             return art
         art.kernel_image = kb.image

@@ -158,6 +158,7 @@ class TreeBuild:
     kernel built (KernelBuild) or only compile-checked (CompileCheck)."""
 
     STEP = ""        # the cache step: "kernels", "checks"
+    SECONDS = ""     # the stamp's record of the time it took
 
     def __init__(self, arch: Arch, tree: Tree, cache: cachemod.Cache,
                  toolchain_prefix: str, jobs: Optional[int] = None):
@@ -342,21 +343,12 @@ class TreeBuild:
                                   [str(self.src_path), str(self.tree.src)])
 
 
-class KernelBuild(TreeBuild):
-    """One kernel configured and built for one architecture."""
-
-    STEP = "kernels"
-
-    @property
-    def image(self) -> pathlib.Path:
-        return self.out / self.arch.kernel.image
-
     def ensure(self) -> dict:
         """Build unless an intact entry exists; returns the stamp record.
 
-        One make builds the kernel and its modules with W=1, and sparse
-        and kernel-doc on the series' files (SERIES_CHECK): the reports
-        in those files are the stamp's w1_warnings and sparse_warnings."""
+        The build folder starts as a copy of a seed's (seed()) or is
+        configured anew; the subclass's make() runs (under the heavy-build
+        lock) and its stamp() completes the entry."""
         with self.entry.lock():
             meta = self.entry.meta()
             if meta is not None:
@@ -366,39 +358,66 @@ class KernelBuild(TreeBuild):
             seed = self.seed()
             self.entry.reset()
             log = self.entry.path / "build.log"
-            env = self.make_env()
             with self.cache.heavy():
                 t0 = time.monotonic()
                 if seed is not None:
                     self._copy_seed(*seed, log)
-                    # compiled again, so that their reports are in the log
-                    for obj in self.series_objects():
-                        (self.out / obj).unlink(missing_ok=True)
                 else:
                     self.out.mkdir()
                     self.configure(log)
-                target = pathlib.PurePath(self.arch.kernel.image).name
-                run_logged(self.command(self.make() + self.checked("1") + [
-                    f"-j{self.jobs}", target, "modules"]), log, env=env,
-                    what="building the kernel")
-                build_s = time.monotonic() - t0
+                made = self.run_make(log, seed is not None)
+                seconds = round(time.monotonic() - t0, 1)
                 if self.stable:
                     self._point_at_tree()
-            compiled = [o for o in self.series_objects()
-                        if (self.out / o).is_file()]
             w1, sparse = self.diagnostics(log)
             release = (self.out / "include/config/kernel.release"
                        ).read_text().strip()
-            config = (self.out / ".config").read_text()
-            return self.entry.complete(
-                [f"build/{self.arch.kernel.image}", "build/Module.symvers",
-                 "build/.config"],
-                arch=self.arch.name, build_seconds=round(build_s, 1),
-                release=release, compiler=self.cc_id,
-                config_sha=cachemod.digest(config), w1_files=compiled,
-                w1_warnings=w1, sparse_warnings=sparse,
-                build_host=f"k-{self.key}", stable=self.stable,
-                seeded_from=seed[0].path.name if seed else None)
+            return self.stamp(
+                log, made, arch=self.arch.name, release=release,
+                compiler=self.cc_id, w1_warnings=w1, sparse_warnings=sparse,
+                stable=self.stable,
+                seeded_from=seed[0].path.name if seed else None,
+                **{self.SECONDS: seconds})
+
+    def run_make(self, log: pathlib.Path, seeded: bool) -> list[str]:
+        """The build's make, in the configured (or seeded) folder; returns
+        the objects of the series' files it compiled."""
+        raise NotImplementedError
+
+    def stamp(self, log: pathlib.Path, made: list[str], **meta) -> dict:
+        raise NotImplementedError
+
+
+class KernelBuild(TreeBuild):
+    """One kernel configured and built for one architecture.
+
+    One make builds the kernel and its modules with W=1, and sparse and
+    kernel-doc on the series' files (SERIES_CHECK): the reports in those
+    files are the stamp's w1_warnings and sparse_warnings."""
+
+    STEP = "kernels"
+    SECONDS = "build_seconds"
+
+    @property
+    def image(self) -> pathlib.Path:
+        return self.out / self.arch.kernel.image
+
+    def run_make(self, log: pathlib.Path, seeded: bool) -> list[str]:
+        if seeded:      # compiled again, so that their reports are in the log
+            for obj in self.series_objects():
+                (self.out / obj).unlink(missing_ok=True)
+        target = pathlib.PurePath(self.arch.kernel.image).name
+        run_logged(self.command(self.make() + self.checked("1") + [
+            f"-j{self.jobs}", target, "modules"]), log, env=self.make_env(),
+            what="building the kernel")
+        return [o for o in self.series_objects() if (self.out / o).is_file()]
+
+    def stamp(self, log: pathlib.Path, made: list[str], **meta) -> dict:
+        config = (self.out / ".config").read_text()
+        return self.entry.complete(
+            [f"build/{self.arch.kernel.image}", "build/Module.symvers",
+             "build/.config"], config_sha=cachemod.digest(config),
+            w1_files=made, build_host=f"k-{self.key}", **meta)
 
 
 class CompileCheck(TreeBuild):
@@ -409,48 +428,27 @@ class CompileCheck(TreeBuild):
     modules are built against the prepared folder (build_modules())."""
 
     STEP = "checks"
+    SECONDS = "check_seconds"
 
-    def ensure(self) -> dict:
-        with self.entry.lock():
-            meta = self.entry.meta()
-            if meta is not None:
-                meta["cached"] = True
-                return meta
-            self.tree.ensure()
-            seed = self.seed()
-            self.entry.reset()
-            log = self.entry.path / "build.log"
-            env = self.make_env()
-            with self.cache.heavy():
-                t0 = time.monotonic()
-                if seed is not None:
-                    self._copy_seed(*seed, log)
-                else:
-                    self.out.mkdir()
-                    self.configure(log)
-                run_logged(self.command(self.make() + [
-                    f"-j{self.jobs}", "modules_prepare"]), log, env=env,
-                    what="make modules_prepare")
-                objs = self.series_objects()
-                for obj in objs:
-                    (self.out / obj).unlink(missing_ok=True)
-                if objs:
-                    run_logged(self.command(self.make() + self.checked("2")
-                                            + [f"-j{self.jobs}", *objs]),
-                               log, env=env, what="compiling the series' "
-                               "files with W=1 and sparse")
-                check_s = time.monotonic() - t0
-                if self.stable:
-                    self._point_at_tree()
-            missing = [o for o in objs if not (self.out / o).is_file()]
-            if missing:
-                raise BuildError(f"not compiled: {', '.join(missing)}", log)
-            w1, sparse = self.diagnostics(log)
-            release = (self.out / "include/config/kernel.release"
-                       ).read_text().strip()
-            return self.entry.complete(
-                ["build/.config", "build/include/config/auto.conf"],
-                arch=self.arch.name, check_seconds=round(check_s, 1),
-                release=release, compiler=self.cc_id, w1_files=objs,
-                w1_warnings=w1, sparse_warnings=sparse, stable=self.stable,
-                seeded_from=seed[0].path.name if seed else None)
+    def run_make(self, log: pathlib.Path, seeded: bool) -> list[str]:
+        env = self.make_env()
+        run_logged(self.command(self.make() + [
+            f"-j{self.jobs}", "modules_prepare"]), log, env=env,
+            what="make modules_prepare")
+        objs = self.series_objects()
+        for obj in objs:
+            (self.out / obj).unlink(missing_ok=True)
+        if objs:
+            run_logged(self.command(self.make() + self.checked("2") +
+                                    [f"-j{self.jobs}", *objs]),
+                       log, env=env, what="compiling the series' files "
+                       "with W=1 and sparse")
+        missing = [o for o in objs if not (self.out / o).is_file()]
+        if missing:
+            raise BuildError(f"not compiled: {', '.join(missing)}", log)
+        return objs
+
+    def stamp(self, log: pathlib.Path, made: list[str], **meta) -> dict:
+        return self.entry.complete(
+            ["build/.config", "build/include/config/auto.conf"],
+            w1_files=made, **meta)
