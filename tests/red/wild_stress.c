@@ -3,6 +3,7 @@
  * mspec_stress with one wild write in a worker (MSPEC_STRESS_WILD): a
  * worker killed by a real wild access must fail worker_exits, with or
  * without the kernel's fault injection. Used by tests/test_red.py only.
+ * The files of mspec_stress, built as one.
  *
  * matrix-args: --seconds 3 --seed {seed}
  * matrix-cases: all_operations_ran data_and_errno_checks worker_exits
@@ -12,3 +13,7 @@
  */
 #define MSPEC_STRESS_WILD 1
 #include "../guest/mspec_stress/main.c"
+#include "../guest/mspec_stress/kfi.c"
+#include "../guest/mspec_stress/pool.c"
+#include "../guest/mspec_stress/slots.c"
+#include "../guest/mspec_stress/worker.c"
