@@ -16,40 +16,38 @@ static unsigned long words(void)
 	return psz / sizeof(uint64_t);
 }
 
-/* Read the page: count the words that are not as fresh (zero). */
-static void acc_zero(void *arg)
+/*
+ * Read the page: count the words that are not what they must be, as
+ * fresh (@fresh: zero, see fresh_word()) or the pattern.
+ */
+static inline void acc_check(struct access *a, bool fresh)
 {
-	struct access *a = arg;
 	uint64_t *w = (uint64_t *)a->page;
 	unsigned long i, n = words();
 
 	for (i = 0; i < n; i++) {
 		uint64_t v = peek64(&w[i]);
-
-		if (v != fresh_word(a->dev, i * sizeof(*w)) &&
-		    !a->nonzero++) {
-			a->first_bad = i;
-			a->bad_val = v;
-		}
-	}
-}
-
-/* Read the page: count the words that differ from the pattern. */
-static void acc_verify(void *arg)
-{
-	struct access *a = arg;
-	uint64_t *w = (uint64_t *)a->page;
-	unsigned long i, n = words();
-
-	for (i = 0; i < n; i++) {
-		uint64_t v = peek64(&w[i]);
-		uint64_t want = (i == 1 && a->child) ? a->child : pat(a->tag, i);
+		uint64_t want = fresh ? fresh_word(a->dev, i * sizeof(*w)) :
+				(i == 1 && a->child) ? a->child :
+				pat(a->tag, i);
 
 		if (v != want && !a->nonzero++) {
 			a->first_bad = i;
 			a->bad_val = v;
 		}
 	}
+}
+
+/* Read the page: count the words that are not as fresh (zero). */
+static void acc_zero(void *arg)
+{
+	acc_check(arg, true);
+}
+
+/* Read the page: count the words that differ from the pattern. */
+static void acc_verify(void *arg)
+{
+	acc_check(arg, false);
 }
 
 static void acc_fill(void *arg)
@@ -247,13 +245,10 @@ void op_map(struct hammer *h, struct slot *s)
 		int err = errno;
 
 		close(fd);
-		if (p == MAP_FAILED && tolerated(err)) {
-			slot_retire(s);	/* the range may be a hole now */
-			return;
-		}
-		fail("mmap %s %u pages at %p: %p %s", dev_file[dev], n,
-		     s->addr, p, strerror(err));
-		slot_retire(s);
+		if (p != MAP_FAILED || !tolerated(err))
+			fail("mmap %s %u pages at %p: %p %s", dev_file[dev], n,
+			     s->addr, p, strerror(err));
+		slot_retire(s);	/* the range may be a hole now */
 		return;
 	}
 	if (dev != D_NOPFN) {
@@ -701,12 +696,9 @@ void op_mremap(struct hammer *h, struct slot *s)
 			int err = errno;
 
 			reserve(h->spare, SLOT_PAGES * psz);
-			if (q == MAP_FAILED && tolerated(err)) {
-				slot_retire(s);
-				return;
-			}
-			fail("mremap move of %s: %p %s", dev_file[s->dev], q,
-			     strerror(err));
+			if (q != MAP_FAILED || !tolerated(err))
+				fail("mremap move of %s: %p %s",
+				     dev_file[s->dev], q, strerror(err));
 			slot_retire(s);
 			return;
 		}
@@ -721,12 +713,9 @@ void op_mremap(struct hammer *h, struct slot *s)
 		m = 1 + below(&h->rng, s->npages - 1);
 		q = mremap(s->addr, len, m * psz, 0);
 		if (q != s->addr) {
-			if (q == MAP_FAILED && tolerated(errno)) {
-				slot_retire(s);
-				return;
-			}
-			fail("mremap shrink of %s: %p %s", dev_file[s->dev], q,
-			     strerror(errno));
+			if (q != MAP_FAILED || !tolerated(errno))
+				fail("mremap shrink of %s: %p %s",
+				     dev_file[s->dev], q, strerror(errno));
 			slot_retire(s);
 			return;
 		}

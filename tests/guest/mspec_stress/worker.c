@@ -237,6 +237,28 @@ static void wild_access(const struct hammer *h)
 static inline void wild_access(const void *h) { (void)h; }
 #endif
 
+/*
+ * The operations of a hammer thread and their share of its loop: a roll
+ * of 100 below @upto and not below the previous kind's. One on a slot
+ * (@on_slot) wants a slot with a mapping (op_map() makes one), the others
+ * (fork, the pool) do not.
+ */
+static const struct {
+	unsigned int upto;
+	void (*on_slot)(struct hammer *h, struct slot *s);
+	void (*op)(struct hammer *h);
+} hammer_ops[OP_SIGNAL] = {
+	[OP_MAP] = { 8, op_map },
+	[OP_TOUCH] = { 40, op_touch },
+	[OP_FORK] = { 44, NULL, op_fork },
+	[OP_MPROTECT] = { 50, op_mprotect },
+	[OP_MADVISE] = { 54, op_madvise },
+	[OP_MREMAP] = { 60, op_mremap },
+	[OP_MUNMAP] = { 65, op_munmap },
+	[OP_RACE_TOUCH] = { 97, NULL, op_race_touch },
+	[OP_RACE_REPLACE] = { 100, NULL, op_race_replace },
+};
+
 static void *hammer_main(void *arg)
 {
 	struct hammer *h = arg;
@@ -267,63 +289,25 @@ static void *hammer_main(void *arg)
 			 */
 			op = (enum op_kind)first_kind;
 			s = &h->slot[0];
-			if (op != OP_FORK && op != OP_RACE_TOUCH &&
-			    op != OP_RACE_REPLACE && s->dev < 0)
+			if (hammer_ops[op].on_slot && s->dev < 0)
 				op = OP_MAP;
 			if (op == (enum op_kind)first_kind)
 				first_kind++;
-		} else if (s->dev < 0 || r < 8)
+		} else if (s->dev < 0) {
 			op = OP_MAP;
-		else if (r < 40)
-			op = OP_TOUCH;
-		else if (r < 44)
-			op = OP_FORK;
-		else if (r < 50)
-			op = OP_MPROTECT;
-		else if (r < 54)
-			op = OP_MADVISE;
-		else if (r < 60)
-			op = OP_MREMAP;
-		else if (r < 65)
-			op = OP_MUNMAP;
-		else if (r < 97)
-			op = OP_RACE_TOUCH;
-		else
-			op = OP_RACE_REPLACE;
+		} else {
+			for (op = OP_MAP; r >= hammer_ops[op].upto; op++)
+				;
+		}
 
 		if (first_kind > OP_RACE_REPLACE)
 			wild_access(h);
 		op_before = op_now;
 		op_now = op_name[op];
-		switch (op) {
-		case OP_MAP:
-			op_map(h, s);
-			break;
-		case OP_TOUCH:
-			op_touch(h, s);
-			break;
-		case OP_FORK:
-			op_fork(h);
-			break;
-		case OP_MPROTECT:
-			op_mprotect(h, s);
-			break;
-		case OP_MADVISE:
-			op_madvise(h, s);
-			break;
-		case OP_MREMAP:
-			op_mremap(h, s);
-			break;
-		case OP_MUNMAP:
-			op_munmap(h, s);
-			break;
-		case OP_RACE_TOUCH:
-			op_race_touch(h);
-			break;
-		default:
-			op_race_replace(h);
-			break;
-		}
+		if (hammer_ops[op].on_slot)
+			hammer_ops[op].on_slot(h, s);
+		else
+			hammer_ops[op].op(h);
 		atomic_add_ul(&sh->ops[op], 1);
 	}
 	for (i = 0; i < NSLOTS; i++)
