@@ -20,7 +20,7 @@ list (the warnings a test provokes on purpose); nothing else is.
   inject failures on purpose; a real one, or one without that dump
   (injection with verbose=0 prints none), fails the run.
 
-tests/guest/kmsg_check.h is the same scan inside a guest: a pattern
+tests/guest/lib/kmsg_check.h is the same scan inside a guest: a pattern
 added here goes there too.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * fault_bench: what a page of a lazily mapped device costs, per path, in
- * the same boot (issue 6).
+ * the same boot.
  *
  *  nopfn  /dev/mspec_cached: ->nopfn() (mspec, driver/mspec_core.c)
  *  vmf    /dev/nopfn_bench_fault: the same work per page from ->fault()
@@ -37,8 +37,8 @@
  * Output: "# METRIC" lines (ns_per_page.PATH.PATTERN,
  * ns_per_mapping.PATH.untouched, ratio.PATH_vs_vmf.PATTERN[.min|.max],
  * ratio.eager_vs_lazy.PATTERN[.min|.max], ratio.fault_vs_eager_page
- * [.min|.max]), the raw samples as diagnostics, and the bars of issue 6
- * as test cases. docs/benchmarks.md has the figures and what they mean.
+ * [.min|.max]), the raw samples as diagnostics, and the bars they are
+ * held to as test cases. docs/benchmarks.md has the figures and what they mean.
  *
  * matrix-args: {scale}
  */
@@ -71,7 +71,7 @@
 #define DENSE_PAGES	64	/* pages of a dense mapping: short, seldom disturbed */
 #define SPARSE_STEP	64	/* sparse: one touched page in this many */
 
-/* The bars of issue 6. */
+/* The bars the ratios are held to (docs/benchmarks.md). */
 #define BAR_NOPFN_VS_VMF	1.05	/* at most, median, per fault */
 #define BAR_SPARSE_FACTOR	2.0	/* eager/lazy >= mapped/touched / this */
 
@@ -774,7 +774,7 @@ TEST_F(fault_bench, nopfn_vs_vmf_dense_read)
 }
 
 /*
- * The bar, as issue 6 wrote it: eager over lazy (->nopfn()) for a sparse
+ * The bar, as it was set: eager over lazy (->nopfn()) for a sparse
  * mapping, one page touched in 64, the median of the rounds at least
  * 64 / 2 = 32, both times from the same round. It assumes a fault that
  * costs no more than what eager mapping spends on a page; under QEMU TCG a

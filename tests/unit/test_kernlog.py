@@ -178,9 +178,10 @@ def test_guests_boot_with_warnings_on_the_console():
         assert levels and levels[-1] > 4, (arch.name, args)
 
 
-# Recorded logs of reports the scan had no pattern for. Each must be
-# a report of the host's scan and of the guests' tests/guest/kmsg_check.h
-# (test_kmsg_check_agrees below runs every excerpt through both).
+# Recorded logs of reports the scan had no pattern for. Each must be a
+# report of the host's scan and of the guests' (tests/guest/lib/
+# kmsg_check.h; test_kmsg_check_agrees below runs every excerpt through
+# both).
 
 # mips64el: BUG() is "break BRK_BUG", do_bp() calls die_if_kernel("Kernel
 # bug detected"), and die() prints "%s[#%d]:" and the registers: no line
@@ -414,7 +415,7 @@ def test_fault_injection_excuses_only_the_failure_right_after_it(name):
     assert kernlog.FAILED_ALLOC.search(rep.text), rep.text
 
 
-# tests/guest/kmsg_check.h, compiled for the host: each excerpt, fed as
+# tests/guest/lib/kmsg_check.h, compiled for the host: each excerpt, fed as
 # the message texts /dev/kmsg gives, has the same reports there.
 KMSG_DRIVER = r"""
 #define _GNU_SOURCE
@@ -449,7 +450,7 @@ def kmsg_check(tmp_path_factory):
     (d / "t.c").write_text(KMSG_DRIVER)
     exe = d / "t"
     subprocess.run([cc, "-O2", "-Wall", "-Wextra", "-Werror",
-                    f"-I{REPO / 'tests/guest'}", "-o", str(exe),
+                    f"-I{REPO / 'tests/guest/lib'}", "-o", str(exe),
                     str(d / "t.c")], check=True)
 
     def scan(log: str) -> tuple[int, str]:
