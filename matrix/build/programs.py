@@ -96,7 +96,7 @@ def discover_tests(user_dir: Optional[pathlib.Path]
     if user_dir is not None:
         if not user_dir.is_dir():
             raise BuildError(f"--user-tests {user_dir}: not a folder")
-        progs += [(f"user/{n}", p) for n, p in _programs_in(user_dir)]
+        progs += [(USER_PREFIX + n, p) for n, p in _programs_in(user_dir)]
     return progs
 
 
@@ -175,7 +175,7 @@ def build_tests(arch: Arch, tree: Tree, cache: cachemod.Cache,
                         for p in progs],
               "lib": [(f.name, cachemod.file_checksum(f)) for f in lib],
               "uapi": cachemod.hash_files(inc_files, uapi) if inc_files
-              else "", "cflags": CFLAGS,
+              else "", "cflags": [CFLAGS, OWN_DEFINES],
               # the headers beside the sources, in program folders and
               # in lib/ (by name and content: the clone's location must
               # not change the key)
@@ -194,12 +194,12 @@ def build_tests(arch: Arch, tree: Tree, cache: cachemod.Cache,
             # uintmax_t, which -Wextra reports on every 32-bit target in
             # each ASSERT on a pointer; warnings of our own code are
             # still reported
-            flags = [*CFLAGS, "-isystem",
-                     f"{tree.src}/tools/testing/selftests", f"-I{uapi}",
-                     f"-I{GUEST_LIB}"]
+            inc = ["-isystem", f"{tree.src}/tools/testing/selftests",
+                   f"-I{uapi}", f"-I{GUEST_LIB}"]
             results = {}
             built = []
-            archive, lib_err = _guest_lib(arch, lib, flags, entry.path)
+            archive, lib_err = _guest_lib(arch, lib, [*CFLAGS, *OWN_DEFINES,
+                                                      *inc], entry.path)
             for p in progs:
                 out = entry.path / "bin" / p.name
                 out.parent.mkdir(parents=True, exist_ok=True)
@@ -207,7 +207,7 @@ def build_tests(arch: Arch, tree: Tree, cache: cachemod.Cache,
                     results[p.name] = {"error": lib_err,
                                        "warnings": warnings_in(lib_err)}
                     continue
-                cmd = [arch.user.cc, *flags, "-o", str(out),
+                cmd = [arch.user.cc, *cflags(p.name), *inc, "-o", str(out),
                        *map(str, sources(p.source))]
                 if archive is not None:
                     cmd.append(str(archive))
@@ -252,7 +252,21 @@ def _guest_lib(arch: Arch, files: list[pathlib.Path], flags: list[str],
     return archive, ""
 
 
-# _FILE_OFFSET_BITS=64: a 64-bit off_t on the 32-bit targets too (pread()
-# of /proc/self/mem above 2 GiB, mmap() offsets), as on the 64-bit ones.
-CFLAGS = ["-static", "-s", "-O2", "-Wall", "-Wextra", "-pthread",
-          "-D_GNU_SOURCE", "-D_FILE_OFFSET_BITS=64"]
+# Every program: static (the initramfs has no libraries), stripped,
+# optimised, warnings on (a warning fails its test_program_builds item).
+CFLAGS = ["-static", "-s", "-O2", "-Wall", "-Wextra", "-pthread"]
+# The project's own programs (tests/guest/ and its lib/) only: a
+# --user-tests program is compiled as its author wrote it, and one that
+# says "#define _GNU_SOURCE" itself would otherwise be told that gcc's
+# -D_GNU_SOURCE (=1) was redefined, a warning. _FILE_OFFSET_BITS=64: a
+# 64-bit off_t on the 32-bit targets too (pread() of /proc/self/mem above
+# 2 GiB, mmap() offsets), as on the 64-bit ones; a user's program that
+# needs it defines it.
+OWN_DEFINES = ["-D_GNU_SOURCE", "-D_FILE_OFFSET_BITS=64"]
+USER_PREFIX = "user/"       # a --user-tests program's name in the guest
+
+
+def cflags(name: str) -> list[str]:
+    """The compiler flags of the program @name (without the include
+    folders): CFLAGS, and OWN_DEFINES unless it is a user's."""
+    return CFLAGS + ([] if name.startswith(USER_PREFIX) else OWN_DEFINES)

@@ -11,6 +11,9 @@
  *   injected_failures_accounted kernel_fault_injection
  *   fresh_pages_zero_after kernel_log_clean
  */
+/* a --user-tests program: the defines tests/guest/ is compiled with */
+#define _GNU_SOURCE
+#define _FILE_OFFSET_BITS 64
 #define MSPEC_STRESS_WILD 1
 #include "../guest/mspec_stress/main.c"
 #include "../guest/mspec_stress/kfi.c"

@@ -1,5 +1,6 @@
 """The private apt state for foreign architectures' busybox; whose
-a module build's W=1 warnings are."""
+a module build's W=1 warnings are; the flags a test program is compiled
+with, ours and a user's."""
 import pathlib
 
 from matrix.build import cache as cachemod
@@ -138,3 +139,56 @@ def test_a_program_of_several_files_and_the_guest_library(tmp_path,
     out = subprocess.run([str(by["one"].binary)], capture_output=True,
                          text=True).stdout
     assert out == "4 2\n"         # the library's twice(), its own thrice()
+
+
+def test_a_users_program_is_compiled_as_its_author_wrote_it():
+    """Our defines go to tests/guest/'s programs only; every program
+    gets the same static, optimising, warning flags."""
+    from matrix.build import programs
+    own, user = programs.cflags("nopfn_api"), programs.cflags("user/mine")
+    for flag in ("-static", "-O2", "-Wall", "-Wextra", "-pthread"):
+        assert flag in own and flag in user
+    assert "-D_GNU_SOURCE" in own and "-D_FILE_OFFSET_BITS=64" in own
+    assert not [f for f in user if f.startswith("-D")]
+    assert programs.cflags("mspec_stress") == own     # a folder program
+
+
+def test_a_user_program_that_defines_gnu_source_builds_clean(tmp_path,
+                                                             monkeypatch):
+    """A --user-tests program that says #define _GNU_SOURCE builds
+    without a warning (with -D_GNU_SOURCE, gcc warned that it was
+    redefined, and test_program_builds failed); one that leaves it out
+    is not given GNU declarations behind its back, while the project's
+    own programs still are."""
+    import types
+
+    from matrix.spec import arch as archspec
+    from matrix.build import programs
+    guest = tmp_path / "guest"
+    (guest / "lib").mkdir(parents=True)
+    monkeypatch.setattr(programs, "GUEST_TESTS", guest)
+    monkeypatch.setattr(programs, "GUEST_LIB", guest / "lib")
+    gnu = ('#include <string.h>\n'
+           'int main(void) { return memmem("ab", 2, "b", 1) == 0; }\n')
+    (guest / "ours.c").write_text(gnu)            # -D_GNU_SOURCE given
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "defines.c").write_text("#define _GNU_SOURCE\n" + gnu)
+    (user / "forgets.c").write_text(gnu)
+    sel = tmp_path / "tree" / "tools" / "testing" / "selftests"
+    sel.mkdir(parents=True)
+    for h in ("kselftest_harness.h", "kselftest.h"):
+        (sel / h).write_text(f"/* {h} */\n")
+    tree = types.SimpleNamespace(src=tmp_path / "tree", user_key="k",
+                                 ensure=lambda: tmp_path / "tree")
+    progs = programs.build_tests(archspec.load_all()["x86_64"], tree,
+                                 cachemod.Cache(tmp_path / "cache"), user,
+                                 tmp_path / "nodriver")
+    by = {p.name: p for p in progs}
+    assert set(by) == {"ours", "user/defines", "user/forgets"}
+    assert not by["ours"].error and not by["ours"].warnings, by["ours"]
+    d = by["user/defines"]
+    assert not d.error and not d.warnings, d
+    # memmem() is a GNU extension: without _GNU_SOURCE it is undeclared
+    f = by["user/forgets"]
+    assert any("memmem" in w for w in f.warnings) or "memmem" in f.error, f
