@@ -7,12 +7,20 @@ import pathlib
 import re
 import shutil
 
+from typing import Optional
+
+import yaml
+
 from . import cache as cachemod
+from ..spec.arch import Arch
 from .kernel import TreeBuild, is_warning
 from .log import BuildError, run_logged
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 DRIVER_DIR = REPO / "driver"
+# module parameters that a driver folder gives its modules (its own, or
+# the architecture files' for the repository's): see driver_params()
+PARAMS_FILE = "module-params.yaml"
 
 
 @dataclasses.dataclass
@@ -65,11 +73,109 @@ def split_module_warnings(log_text: str, src: pathlib.Path,
     return mine, tree
 
 
+_OBJ_LINE = re.compile(r"^obj-([my])\s*[+:]?=\s*(.*)$")
+
+
+def _kbuild_file(folder: pathlib.Path) -> Optional[pathlib.Path]:
+    """The file kbuild reads in a module folder: Kbuild, else Makefile."""
+    for name in ("Kbuild", "Makefile"):
+        if (folder / name).is_file():
+            return folder / name
+    return None
+
+
+def declared_modules(driver_dir: pathlib.Path = DRIVER_DIR,
+                     _depth: int = 0) -> list[str]:
+    """The modules a driver folder declares, in the order of its Kbuild
+    (or Makefile): each "obj-m += name.o" (continued lines included),
+    and those of each subfolder it names ("obj-m += sub/", or obj-y),
+    in place. That is the order make writes to modules.order, known
+    here without building, so that a run can name its items first."""
+    f = _kbuild_file(driver_dir)
+    if f is None or _depth > 8:
+        return []
+    text = re.sub(r"\\\n", " ", f.read_text(errors="replace"))
+    names: list[str] = []
+    for line in text.splitlines():
+        m = _OBJ_LINE.match(line.strip())
+        if not m:
+            continue
+        for w in m.group(2).split("#", 1)[0].split():
+            if w.endswith("/"):
+                names += declared_modules(driver_dir / w, _depth + 1)
+            elif w.endswith(".o") and m.group(1) == "m":
+                names.append(pathlib.PurePath(w).stem)
+    return names
+
+
+def read_order(order: pathlib.Path) -> list[str]:
+    """The module names of a modules.order, in its order (6.1 lists
+    "sub/name.ko", later kernels "sub/name.o")."""
+    if not order.is_file():
+        return []
+    return [pathlib.PurePath(line.strip()).stem
+            for line in order.read_text().splitlines() if line.strip()]
+
+
+def driver_params(driver_dir: pathlib.Path, targets: dict[str, Arch]
+                  ) -> dict[str, dict[str, str]]:
+    """A driver folder's module parameters, from its PARAMS_FILE (none:
+    {}): module -> {key: parameters}, key a target ("x86_64-debug"), an
+    architecture ("x86_64") or "default". In the file, a module maps to
+    its parameters for every target, or to such keys:
+
+        mine: pages=8
+        other:
+          default: debug=1
+          arm64: debug=1 size=0x1000
+
+    BuildError, naming what is wrong, for a file that says otherwise."""
+    f = driver_dir / PARAMS_FILE
+    if not f.is_file():
+        return {}
+    try:
+        raw = yaml.safe_load(f.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise BuildError(f"{f}: not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise BuildError(f"{f}: expected a mapping of module to parameters")
+    known = {"default"} | set(targets) | {a.base for a in targets.values()}
+    out: dict[str, dict[str, str]] = {}
+    for mod, v in raw.items():
+        v = {"default": v} if isinstance(v, (str, int, float)) else v
+        if not isinstance(v, dict) or not all(
+                isinstance(x, (str, int, float)) for x in v.values()):
+            raise BuildError(f"{f}: {mod}: give its parameters, or a "
+                             "mapping of target to parameters")
+        bad = sorted(str(k) for k in v if str(k) not in known)
+        if bad:
+            others = ", ".join(sorted(known - {"default"}))
+            raise BuildError(f"{f}: {mod}: unknown targets {bad}; known: "
+                             f"default, {others}")
+        out[str(mod)] = {str(k): str(x) for k, x in v.items()}
+    return out
+
+
+def params_for(arch: Arch, module: str,
+               given: dict[str, dict[str, str]]) -> str:
+    """insmod's parameters for @module on @arch's target: the driver
+    folder's (driver_params()) for the target, its architecture or
+    "default", in that order, else the architecture file's
+    module_params."""
+    mine = given.get(module, {})
+    for key in (arch.name, arch.base or arch.name, "default"):
+        if key in mine:
+            return mine[key]
+    return arch.module_params.get(module, "")
+
+
 def build_modules(kb: TreeBuild, cache: cachemod.Cache,
                   driver_dir: pathlib.Path = DRIVER_DIR) -> Modules:
     """The modules of driver_dir (the repository's driver/, or another
     copy of it, e.g. a mutated one) built against the kernel with W=1."""
-    files = cachemod.tree_files(driver_dir) if driver_dir.exists() else []
+    # the parameters file is no input of the build: insmod reads it
+    files = [f for f in cachemod.tree_files(driver_dir)
+             if f != driver_dir / PARAMS_FILE] if driver_dir.exists() else []
     inputs = {"kernel": kb.key,
               "driver": cachemod.hash_files(files, driver_dir)}
     entry = cache.entry("modules", kb.entry.path.name.rsplit("-", 1)[0],
@@ -89,11 +195,7 @@ def build_modules(kb: TreeBuild, cache: cachemod.Cache,
                             f"M={src}", "W=1", f"-j{kb.jobs}", "modules"],
                            log, env=kb.make_env(), what="building the "
                            "modules in driver/")
-                order = src / "modules.order"
-                if order.exists():
-                    names = [pathlib.PurePath(line.strip()).stem
-                             for line in order.read_text().splitlines()
-                             if line.strip()]
+                names = read_order(src / "modules.order")
             else:
                 log.write_text("no Kbuild in driver/: no modules\n")
             kos = []

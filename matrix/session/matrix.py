@@ -16,15 +16,16 @@ import datetime
 import os
 import pathlib
 import random
-import re
 import threading
 import time
 from typing import Optional
 
 from ..build import background
+from ..build import modules
 from ..build import selftests as mmselftests
 from ..build.builder import Artifacts, Builder, expected_programs
 from ..build.cache import Cache
+from ..build.log import BuildError
 from ..spec import arch as archspec
 from . import boards, kernlog, ktap, plan
 from .guest import Guest, GuestError, Output
@@ -65,9 +66,14 @@ class Options:
 
     def check(self) -> None:
         """OptionError for a folder option that is not what it should be."""
-        if self.driver and not (self.driver / "Kbuild").is_file():
-            raise OptionError(f"--driver {self.driver}: no Kbuild there "
-                              "(give a copy of driver/)")
+        if self.driver and not any((self.driver / f).is_file()
+                                   for f in ("Kbuild", "Makefile")):
+            raise OptionError(f"--driver {self.driver}: no Kbuild or "
+                              "Makefile there (give a folder of modules, "
+                              "e.g. a copy of driver/ with yours added)")
+        if self.driver and not modules.declared_modules(self.driver):
+            raise OptionError(f"--driver {self.driver}: its Kbuild "
+                              "declares no module (obj-m += NAME.o)")
         if self.series and not (self.series / "series").is_file():
             raise OptionError(f"--series {self.series}: no series file "
                               "there (give a copy of kernel/patches/)")
@@ -98,18 +104,6 @@ class ResultsDir:
         d = self.path / arch
         d.mkdir(parents=True, exist_ok=True)
         return d
-
-
-def module_names() -> list[str]:
-    """Modules that driver/Kbuild declares (obj-m += name.o)."""
-    kbuild = REPO / "driver" / "Kbuild"
-    if not kbuild.exists():
-        return []
-    names = []
-    for m in re.finditer(r"^obj-m\s*[+:]?=\s*(.+)$", kbuild.read_text(),
-                         re.M):
-        names += [w[:-2] for w in m.group(1).split() if w.endswith(".o")]
-    return names
 
 
 @dataclasses.dataclass
@@ -153,7 +147,16 @@ class Matrix:
         options.check()
         self.options = options
         self.programs = expected_programs(options.user_tests)
-        self.modules = module_names()
+        # the modules of the driver folder (driver/, or --driver's), as
+        # its Kbuild declares them: the items' names before any build;
+        # they are loaded in the order of the build's modules.order
+        driver = options.driver or modules.DRIVER_DIR
+        self.modules = modules.declared_modules(driver)
+        try:
+            self.driver_params = modules.driver_params(
+                driver, archspec.load_all())
+        except BuildError as exc:
+            raise OptionError(str(exc)) from exc
         # the kernel's mm selftests: tests/mm-selftests.yaml
         self.selftests = mmselftests.load(
             arches={a.base or a.name for a in archspec.load_all().values()})
@@ -285,14 +288,24 @@ class Matrix:
             st.guest_seconds += g.busy_seconds
             raise
         st.kernel_version = g.check("cat /proc/version").strip()
-        self._load_modules(st, g)
+        self._load_modules(st, g, art.modules.names if art.modules
+                           else [])
         return g
 
-    def _load_modules(self, st: ArchState, g: Guest) -> None:
-        params = st.arch.module_params
-        for name in self.modules:
-            st.module_load[name] = g.run(
-                f"insmod /modules/{name}.ko {params.get(name, '')}",
+    def module_params(self, name: str, module: str) -> str:
+        """insmod's parameters for a module on the target @name: the
+        driver folder's module-params.yaml, else its architecture
+        file's module_params (modules.params_for())."""
+        return modules.params_for(self.state[name].arch, module,
+                                  self.driver_params)
+
+    def _load_modules(self, st: ArchState, g: Guest,
+                      order: list[str]) -> None:
+        """Load what the driver folder built, in modules.order's order."""
+        for mod in order:
+            params = self.module_params(st.arch.name, mod)
+            st.module_load[mod] = g.run(
+                f"insmod /modules/{mod}.ko {params}".strip(),
                 timeout=self.options.test_timeout * st.arch.scale)
 
     def _stop(self, st: ArchState) -> None:
