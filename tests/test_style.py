@@ -1,6 +1,7 @@
 """Kernel code style: checkpatch.pl --strict from the extracted tree.
 
-Every patch of the series and every C file of driver/ must be clean:
+Every patch of the series and every C file of driver/ (and of the
+example module, docs/examples/mydriver/) must be clean:
 no error, no warning, no check, with two exceptions for the patches,
 each matched exactly:
 
@@ -20,8 +21,9 @@ from matrix.build.tree import Tree, parse_series
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 PATCHES = [p for p, _ in parse_series()]
-DRIVER = sorted(p for p in (REPO / "driver").rglob("*")
-                if p.suffix in (".c", ".h"))
+# driver/, and the example module of README's "Test your own driver"
+DRIVER = sorted(p for d in ("driver", "docs/examples/mydriver")
+                for p in (REPO / d).rglob("*") if p.suffix in (".c", ".h"))
 
 
 @pytest.fixture(scope="module")

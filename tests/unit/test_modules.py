@@ -177,3 +177,33 @@ def test_the_params_file_is_no_input_of_the_module_build(tmp_path):
         with pytest.raises(RuntimeError):
             modules.build_modules(kb, cache, d)
     assert seen[0] == seen[1]
+
+
+EXAMPLE = REPO / "docs" / "examples"
+
+
+def test_the_worked_example_as_readme_makes_it(tmp_path):
+    """README's "Test your own driver": driver/ copied, the example's
+    module and parameters file added, its Kbuild appended; the module is
+    an item after driver/'s, given pages=8 on every target, and its
+    program (which defines _GNU_SOURCE before any include) expects the
+    same."""
+    d = tmp_path / "mydriver"
+    shutil.copytree(REPO / "driver", d)
+    mine = EXAMPLE / "mydriver"
+    shutil.copy(mine / "nopfn_example.c", d)
+    shutil.copy(mine / modules.PARAMS_FILE, d)
+    with (d / "Kbuild").open("a") as f:
+        f.write("\n" + (mine / "Kbuild").read_text())
+    assert modules.declared_modules(d) == ["nopfn_test", "nopfn_bench",
+                                           "mspec", "nopfn_example"]
+    arches = archspec.load_all()
+    given = modules.driver_params(d, arches)
+    for a in arches.values():
+        assert modules.params_for(a, "nopfn_example", given) == "pages=8"
+        assert modules.params_for(a, "nopfn_test", given) == \
+            a.module_params.get("nopfn_test", "")
+    src = (EXAMPLE / "tests" / "nopfn_example.c").read_text()
+    first = src.index("#include")
+    assert "#define _GNU_SOURCE\n" in src[:first]
+    assert "#define PAGES\t\t8\t" in src
