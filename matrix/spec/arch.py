@@ -11,6 +11,11 @@ kernel/config/VARIANT.config on top, run as its own target, e.g.
 x86_64-debug, with its own kernel command line additions and a time
 scale for slow kernels. Every variant is part of a full run.
 
+A file may give aliases: other names that --arch takes for it, such as
+the kernel's (aarch64), Debian's (amd64) or TuxRun's device names
+(qemu-arm64); an alias of an architecture with variants names its
+variants too (aarch64-debug).
+
 A file's tier says when its kernel is built from nothing: "fast" (the
 default) in every run, "full" only by the main job (./matrix/run) or when
 asked for by name; the default ./tests/run also boots a full-tier target
@@ -102,6 +107,8 @@ class Arch:
     # kernel under test (a regular expression, and why it is there)
     boot_warnings: tuple[tuple[str, str], ...] = ()
     tier: str = "fast"        # "fast" or "full": see the module's doc
+    # other names --arch takes for this target (kernel, Debian, TuxRun)
+    aliases: tuple[str, ...] = ()
 
     @property
     def bootable(self) -> bool:
@@ -126,7 +133,9 @@ class Arch:
         return dataclasses.replace(self, name=f"{self.base}-{v.name}",
                                    variant=v.name, scale=v.scale, qemu=qemu,
                                    kernel=kernel, module_params=params,
-                                   variants=(), tier=v.tier or self.tier)
+                                   variants=(), tier=v.tier or self.tier,
+                                   aliases=tuple(f"{a}-{v.name}"
+                                                 for a in self.aliases))
 
 
 def merge_cmdline(base: str, extra: str) -> str:
@@ -203,8 +212,23 @@ def _reasons(raw: Any, what: str, where: str) -> tuple[tuple[str, str], ...]:
     return tuple((str(k), r.strip()) for k, r in raw.items())
 
 
-KEYS = ("name", "tier", "debian", "packages", "kernel", "userspace", "qemu",
-        "module_params", "variants", "known_failures", "boot_warnings")
+KEYS = ("name", "tier", "aliases", "debian", "packages", "kernel",
+        "userspace", "qemu", "module_params", "variants", "known_failures",
+        "boot_warnings")
+
+_ALIAS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+
+
+def _aliases(raw: Any, name: str, where: str) -> tuple[str, ...]:
+    """A file's aliases: a list of names, none its own."""
+    raw = raw or []
+    if not isinstance(raw, list) or not all(
+            isinstance(a, str) and _ALIAS.match(a) for a in raw):
+        raise ArchError(f"{where}: aliases must be a list of names "
+                        "(letters, digits, '_', '.', '+', '-')")
+    if name in raw:
+        raise ArchError(f"{where}: aliases: '{name}' is the file's name")
+    return tuple(raw)
 
 
 def parse(path: pathlib.Path) -> Arch:
@@ -270,7 +294,8 @@ def parse(path: pathlib.Path) -> Arch:
                 module_params={str(m): str(p) for m, p in params.items()},
                 debian=str(raw["debian"]), packages=packages, base=name,
                 variants=tuple(variants), tier=tier, known_failures=kf,
-                boot_warnings=bw)
+                boot_warnings=bw,
+                aliases=_aliases(raw.get("aliases"), name, where))
 
 
 def load_all(arch_dir: pathlib.Path = ARCH_DIR) -> dict[str, Arch]:
@@ -282,7 +307,28 @@ def load_all(arch_dir: pathlib.Path = ARCH_DIR) -> dict[str, Arch]:
         out[a.name] = a
         for v in a.variants:
             out[f"{a.name}-{v.name}"] = a.with_variant(v)
+    alias_table(out)        # no alias names two targets
     return out
+
+
+def alias_table(arches: dict[str, Arch]) -> dict[str, str]:
+    """Alias -> the target it names, over every target; ArchError for an
+    alias that is a target's name or another file's alias."""
+    table: dict[str, str] = {}
+    for a in arches.values():
+        for alias in a.aliases:
+            other = table.get(alias) or (alias if alias in arches else None)
+            if other is not None:
+                raise ArchError(f"{a.path}: alias '{alias}' already names "
+                                f"{other}")
+            table[alias] = a.name
+    return table
+
+
+def resolve(name: str, arch_dir: pathlib.Path = ARCH_DIR) -> str:
+    """The target (or architecture) a name of --arch stands for: itself,
+    or the one it is an alias of."""
+    return alias_table(load_all(arch_dir)).get(name, name)
 
 
 def select(names: Optional[str], arch_dir: pathlib.Path = ARCH_DIR,
@@ -293,6 +339,7 @@ def select(names: Optional[str], arch_dir: pathlib.Path = ARCH_DIR,
     or to the plain kernels ("none"); None or "all" keeps every one.
     """
     arches = load_all(arch_dir)
+    aliases = alias_table(arches)
     if variant and variant != "all":
         want = "" if variant in ("none", "plain") else variant
         known = {a.variant for a in arches.values()} - {""}
@@ -307,6 +354,7 @@ def select(names: Optional[str], arch_dir: pathlib.Path = ARCH_DIR,
     for n in (s.strip() for s in names.split(",")):
         if not n:
             continue
+        n = aliases.get(n, n)
         if n not in arches:
             # an architecture's name picks its targets of the chosen variant
             same = [a for a in arches.values() if a.base == n]
@@ -315,9 +363,11 @@ def select(names: Optional[str], arch_dir: pathlib.Path = ARCH_DIR,
                 continue
             raise ArchError(f"unknown architecture '{n}'; known: "
                             f"{', '.join(arches)} (one file each in "
-                            f"{arch_dir})")
+                            f"{arch_dir}; `python3 -m matrix list` shows "
+                            "the other names each takes)")
         chosen.append(arches[n])
     if not chosen:
         raise ArchError("no architecture selected; known: "
                         + ", ".join(arches))
-    return chosen
+    # once each, though named twice (x86_64,amd64)
+    return list({a.name: a for a in chosen}.values())

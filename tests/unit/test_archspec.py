@@ -247,3 +247,68 @@ def test_shipped_boot_warnings_are_pseries_nvram_only():
         for pat, why in a.boot_warnings:
             assert a.qemu and a.qemu.machine.startswith("pseries"), a.name
             assert "nvram" in pat and why
+
+
+# the names --arch takes besides the files' (kernel, Debian, TuxRun)
+ALIASES = {
+    "ppc64le": "ppc64el", "arm": "armhf", "aarch64": "arm64",
+    "amd64": "x86_64", "i686": "i386", "x86": "i386", "riscv": "riscv64",
+    "s390": "s390x",
+    "qemu-arm64": "arm64", "qemu-armv7": "armhf", "qemu-x86_64": "x86_64",
+    "qemu-i386": "i386", "qemu-riscv64": "riscv64",
+    "qemu-mips32el": "mipsel", "qemu-mips64el": "mips64el",
+    "qemu-ppc64": "ppc64", "qemu-ppc64le": "ppc64el", "qemu-s390": "s390x",
+    "qemu-m68k": "m68k",
+}
+
+
+@pytest.mark.parametrize("alias", sorted(ALIASES))
+def test_shipped_aliases(alias):
+    assert [a.name for a in archspec.select(alias)] == [ALIASES[alias]]
+    assert archspec.resolve(alias) == ALIASES[alias]
+
+
+def test_an_alias_names_the_variants_too():
+    assert [a.name for a in archspec.select("aarch64-debug")] == \
+        ["arm64-debug"]
+    assert [a.name for a in archspec.select("amd64", variant="debug")] == \
+        ["x86_64-debug"]
+    assert [a.name for a in archspec.select("amd64", variant="none")] == \
+        ["x86_64"]
+    # named twice, run once
+    assert [a.name for a in archspec.select("x86_64,amd64,qemu-x86_64")] \
+        == ["x86_64"]
+    assert archspec.resolve("nonesuch") == "nonesuch"
+
+
+def test_an_alias_is_one_targets_only(tmp_path):
+    write(tmp_path, "toy", GOOD.replace("name: toy\n",
+                                        "name: toy\naliases: [a, b]\n"))
+    other = GOOD.replace("name: toy\n", "name: other\naliases: [b]\n")
+    write(tmp_path, "other", other)
+    with pytest.raises(archspec.ArchError, match="alias 'b' already names"):
+        archspec.load_all(tmp_path)
+    write(tmp_path, "other", other.replace("[b]", "[toy]"))
+    with pytest.raises(archspec.ArchError, match="alias 'toy' already"):
+        archspec.load_all(tmp_path)
+    write(tmp_path, "other", other.replace("[b]", "[other]"))
+    with pytest.raises(archspec.ArchError, match="is the file's name"):
+        archspec.load_all(tmp_path)
+    write(tmp_path, "other", other.replace("[b]", "b"))
+    with pytest.raises(archspec.ArchError, match="a list of names"):
+        archspec.load_all(tmp_path)
+    write(tmp_path, "other", other.replace("[b]", "[c]"))
+    assert [a.name for a in archspec.select("a,c", tmp_path)] == \
+        ["toy", "other"]
+
+
+def test_an_unknown_name_points_at_the_list():
+    with pytest.raises(archspec.ArchError, match="matrix list"):
+        archspec.select("amd46")
+
+
+def test_the_run_and_pytest_take_aliases():
+    from matrix.session import plan
+    p = plan.chosen_plan("aarch64,qemu-riscv64")
+    assert [a.name for a in p.run] == ["arm64", "riscv64"]
+    assert "x86_64" in p.left

@@ -57,9 +57,11 @@ def test_an_architecture_is_one_file(tmp_path):
     (tmp_path / "toy.yaml").write_text(
         (archspec.ARCH_DIR / "armhf.yaml").read_text()
         .replace("name: armhf", "name: toy")
+        .replace("aliases: [arm, qemu-armv7]", "aliases: [toy32]")
         .replace("debian: armhf", "debian: toyhf")
         .replace("gcc-arm-linux-gnueabihf,", "gcc-toy-linux-gnu,"))
     toy = archspec.load_all(tmp_path)["toy"]
+    assert archspec.resolve("toy32", tmp_path) == "toy"
     assert toy.debian == "toyhf"
     assert "gcc-toy-linux-gnu" in {n.package for n in deps.for_arch(toy)}
     p = plan.chosen_plan("toy", tmp_path, cand_dir=tmp_path / "none")
