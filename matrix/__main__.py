@@ -1,7 +1,9 @@
 """python3 -m matrix: the main job (build, boot, test every architecture).
 
   python3 -m matrix run [--arch a,b] [--variant V] [--user-tests DIR]
-                        [--results DIR] [--baseline RUN] [--history DB]
+                        [--driver DIR] [--series DIR] [--results DIR]
+                        [--baseline RUN] [--history DB]
+                        [--boot-timeout S] [--test-timeout S]
                         [-- extra pytest args]
   python3 -m matrix build [--arch a,b]      build only, print artifacts
   python3 -m matrix list                    the architectures known
@@ -35,9 +37,22 @@ def cmd_list(_args) -> int:
     return 0
 
 
+# folder options of run and build, relative to where ./matrix/run was
+# started (caller_path())
+FOLDER_OPTIONS = ("user_tests", "driver", "series", "results")
+
+
+def absolute_folders(args) -> None:
+    for name in FOLDER_OPTIONS:
+        value = getattr(args, name, None)
+        if value:
+            setattr(args, name, str(caller_path(value)))
+
+
 def cmd_build(args) -> int:
     from .build.builder import Builder
     from .build.cache import Cache
+    absolute_folders(args)
     arches = archspec.select(args.arch, variant=args.variant)
     b = Builder(Cache(),
                 pathlib.Path(args.user_tests) if args.user_tests else None,
@@ -57,6 +72,7 @@ def cmd_build(args) -> int:
 
 def cmd_run(args, extra: list[str]) -> int:
     import pytest
+    absolute_folders(args)
     try:
         archspec.select(args.arch, variant=args.variant)
     except archspec.ArchError as exc:
@@ -78,6 +94,10 @@ def cmd_run(args, extra: list[str]) -> int:
         argv.append("--no-install")
     if args.history:
         argv.append(f"--history={args.history}")
+    for opt in RUN_OPTIONS:     # pytest's options of the matrix plugin
+        value = getattr(args, opt.replace("-", "_"))
+        if value is not None:
+            argv.append(f"--{opt}={value}")
     for opt in LAB_OPTIONS:      # matrix/plugin/lab.py: boards, LAVA, KCIDB
         value = getattr(args, opt.replace("-", "_"))
         if value and opt in LAB_PATHS:
@@ -92,6 +112,17 @@ def cmd_run(args, extra: list[str]) -> int:
         argv.append(f"--baseline={args.baseline}")
     return int(pytest.main(argv + extra))
 
+
+# options of the matrix's pytest plugin (matrix/plugin/options.py) that
+# run takes before "--" too: (type, help)
+RUN_OPTIONS = {
+    "boot-timeout": (int, "seconds a guest may take from QEMU's start to "
+                     "its shell prompt (default 60; times the target's "
+                     "scale, 4 for a debug kernel)"),
+    "test-timeout": (float, "seconds a guest test may stay silent before "
+                     "the guest is killed (default 60; times the target's "
+                     "scale)"),
+}
 
 LAB_OPTIONS = ("lg-env", "lg-target", "lg-coordinator", "lava-jobs",
                "lava-url", "kcidb", "kcidb-origin", "kcidb-url")
@@ -182,12 +213,18 @@ def main(argv: list[str]) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     for name in ("run", "build"):
         p = sub.add_parser(name)
-        p.add_argument("--arch", default="all")
+        p.add_argument("--arch", default="all", help="comma list of "
+                       "targets, by name or alias (aarch64, amd64, "
+                       "qemu-arm64: `matrix list`), or all (default)")
         p.add_argument("--variant", default="all",
                        help="all, none, or a variant such as debug")
-        p.add_argument("--user-tests")
-        p.add_argument("--driver", help="a copy of driver/ to build the "
-                       "modules from (e.g. a mutated one)")
+        p.add_argument("--user-tests", help="a folder of C test programs "
+                       "of yours, run in every guest (compiled as "
+                       "written: no -D of ours)")
+        p.add_argument("--driver", help="a folder of modules to build and "
+                       "load instead of driver/ (a copy of it with yours "
+                       "added, or a mutated one); its module-params.yaml "
+                       "gives their parameters")
         p.add_argument("--series", help="a copy of kernel/patches/ to apply "
                        "(its series file; e.g. with a mutation added)")
         p.add_argument("--no-install", action="store_true")
@@ -198,6 +235,9 @@ def main(argv: list[str]) -> int:
                            "test's previous result")
             p.add_argument("--history", help="history database (default: "
                            "history.sqlite beside the run folders)")
+            for opt, (kind, text) in RUN_OPTIONS.items():
+                p.add_argument(f"--{opt}", type=kind, metavar="S",
+                               help=text)
             for opt in LAB_OPTIONS:
                 p.add_argument(f"--{opt}", help=LAB_HELP[opt])
     p = sub.add_parser("lava-jobs", help="build, then write LAVA jobs")

@@ -19,8 +19,10 @@ def pytest_addoption(parser):
                 help="which kernels: all (default: every architecture and "
                 "its variants), none (plain kernels only), or a variant "
                 "(e.g. debug: kernel/config/debug.config)")
-    g.addoption("--driver", default=None, help="build the modules from "
-                "this copy of driver/ instead (e.g. a mutated one)")
+    g.addoption("--driver", default=None, help="build and load the "
+                "modules of this folder instead of driver/ (a copy of it "
+                "with yours added, or a mutated one); its "
+                "module-params.yaml gives their parameters")
     g.addoption("--series", default=None, help="apply this copy of "
                 "kernel/patches/ (its series file) instead (e.g. with a "
                 "mutation added)")
@@ -31,7 +33,9 @@ def pytest_addoption(parser):
     g.addoption("--test-timeout", type=float, default=60.0,
                 help="seconds a guest test may stay silent before the "
                 "guest is killed")
-    g.addoption("--boot-timeout", type=int, default=60)
+    g.addoption("--boot-timeout", type=int, default=60,
+                help="seconds a guest may take from QEMU's start to its "
+                "shell prompt (times the target's scale)")
     g.addoption("--reruns", type=int, choices=(0, 1), default=1,
                 help="rerun a failing guest program once, to tell a flaky "
                 "failure from a real one (0: do not)")

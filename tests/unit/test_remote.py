@@ -323,3 +323,35 @@ def test_remote_place_coordinator_from_the_env_file(tmp_path, monkeypatch):
                    "    resources:\n      RemotePlace:\n        name: p\n")
     with pytest.raises(remote.BoardError, match=url.replace("/", ".")):
         remote.load_target(env, "arm64")
+
+
+def test_run_takes_the_timeouts_and_the_callers_folders(monkeypatch,
+                                                        tmp_path):
+    """--boot-timeout and --test-timeout are run's own options (before
+    "--"), passed to pytest; the folder options are the caller's, as the
+    lab's files are."""
+    from matrix import __main__ as cli
+    monkeypatch.setenv("NOPFN_CWD", str(tmp_path))
+    seen = {}
+
+    def fake_main(argv):
+        seen["argv"] = argv
+        return 0
+    import pytest as pt
+    monkeypatch.setattr(pt, "main", fake_main)
+    rc = cli.main(["run", "--arch", "amd64", "--boot-timeout", "90",
+                   "--test-timeout", "7.5", "--user-tests", "mine",
+                   "--driver", "mydriver", "--series", "/abs/patches",
+                   "--results", "out", "--", "-k", "user/"])
+    assert rc == 0
+    argv = seen["argv"]
+    assert "--boot-timeout=90" in argv and "--test-timeout=7.5" in argv
+    assert f"--user-tests={tmp_path / 'mine'}" in argv
+    assert f"--driver={tmp_path / 'mydriver'}" in argv
+    assert "--series=/abs/patches" in argv
+    assert f"--results={tmp_path / 'out'}" in argv
+    assert "--arch=amd64" in argv and argv[-2:] == ["-k", "user/"]
+    rc = cli.main(["run", "--arch", "x86_64"])
+    assert not [a for a in seen["argv"] if "timeout" in a]
+    with pytest.raises(SystemExit):
+        cli.main(["run", "--boot-timeout", "soon"])
