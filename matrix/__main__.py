@@ -4,7 +4,7 @@
                         [--driver DIR] [--series DIR] [--results DIR]
                         [--baseline RUN] [--history DB]
                         [--boot-timeout S] [--test-timeout S]
-                        [-- extra pytest args]
+                        [--json FILE|-] [-- extra pytest args]
   python3 -m matrix build [--arch a,b]      build only, print artifacts
   python3 -m matrix list                    the architectures known
   python3 -m matrix bench [--arch a,b]      harness timings (matrix/bench.py)
@@ -110,7 +110,37 @@ def cmd_run(args, extra: list[str]) -> int:
             print(f"matrix: {err}", file=sys.stderr)
             return 2
         argv.append(f"--baseline={args.baseline}")
+    if args.json == "-":
+        return json_to_stdout(lambda more: int(pytest.main(argv + more +
+                                                           extra)))
+    if args.json:
+        argv.append(f"--json={caller_path(args.json)}")
     return int(pytest.main(argv + extra))
+
+
+def json_to_stdout(run) -> int:
+    """run(extra pytest arguments) with --json to a file, everything it
+    prints (pytest's report, the commands it starts) sent to stderr,
+    then the file on stdout: stdout is the JSON document alone."""
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="nopfn-json-") as tmp:
+        out = pathlib.Path(tmp) / "results.json"
+        sys.stdout.flush()
+        saved = os.dup(1)
+        os.dup2(2, 1)
+        try:
+            rc = run([f"--json={out}"])
+        finally:
+            sys.stdout.flush()
+            os.dup2(saved, 1)
+            os.close(saved)
+        if out.is_file():
+            sys.stdout.write(out.read_text())
+            sys.stdout.flush()
+        else:
+            print("matrix: --json -: the run left no results (no item of "
+                  "the matrix ran)", file=sys.stderr)
+    return rc
 
 
 # options of the matrix's pytest plugin (matrix/plugin/options.py) that
@@ -235,6 +265,11 @@ def main(argv: list[str]) -> int:
                            "test's previous result")
             p.add_argument("--history", help="history database (default: "
                            "history.sqlite beside the run folders)")
+            p.add_argument("--json", metavar="FILE", help="at the end, "
+                           "every result (target, tree, test, status, "
+                           "duration) and each target's status and counts "
+                           "as JSON to FILE; - for stdout (pytest's report "
+                           "then goes to stderr)")
             for opt, (kind, text) in RUN_OPTIONS.items():
                 p.add_argument(f"--{opt}", type=kind, metavar="S",
                                help=text)

@@ -11,7 +11,8 @@ case of the program must pass, and the run must be green. Each runs
 the items that concern the driver and the program: the builds, the boot,
 the module loads and unloads, the program's items and the kernel log
 scan (the project's own programs in the same guests are
-tests/test_matrix.py's).
+tests/test_matrix.py's). The run's --json - output is parsed back and
+must agree with its summary.json.
 """
 from __future__ import annotations
 
@@ -64,7 +65,8 @@ def test_your_module_and_program_on(tmp_path, target):
     res = tmp_path / "results"
     run = subprocess.run(
         [sys.executable, "-m", "matrix", "run", "--arch", arch, *where,
-         "--results", str(res), "--no-install", "--", "-k", ITEMS],
+         "--results", str(res), "--no-install", "--json", "-",
+         "--", "-k", ITEMS],
         cwd=REPO, capture_output=True, text=True, timeout=1800)
     out = run.stdout + run.stderr
     rec = json.loads((res / f"{arch}.json").read_text())
@@ -98,3 +100,14 @@ def test_your_module_and_program_on(tmp_path, target):
     summary = json.loads((res / "summary.json").read_text())
     assert summary["arches"][arch]["status"] == "passed"
     assert summary["arches"][arch]["counts"]["failed"] == 0
+
+    # --json -: stdout is the JSON document alone (pytest's report went
+    # to stderr), and it says what summary.json and the record say
+    doc = json.loads(run.stdout)
+    mine = doc["targets"][arch]
+    assert mine["status"] == summary["arches"][arch]["status"]
+    assert mine["counts"] == summary["arches"][arch]["counts"]
+    assert mine["tree"] == "6.1"
+    assert {r["test"]: r["status"] for r in doc["results"]
+            if r["target"] == arch} == status
+    assert all(r["duration"] >= 0 for r in doc["results"])

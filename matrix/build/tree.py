@@ -13,7 +13,9 @@ from . import cache as cachemod
 from .log import BuildError, run_logged
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-TARBALL = pathlib.Path("/usr/src/linux-source-6.1.tar.xz")
+# the kernel tree the series applies to, as results name it ("tree")
+TREE = "6.1"
+TARBALL = pathlib.Path(f"/usr/src/linux-source-{TREE}.tar.xz")
 SERIES_DIR = REPO / "kernel" / "patches"
 
 

@@ -9,13 +9,14 @@ fail with its console log, and the next item boots a fresh one.
 """
 from __future__ import annotations
 
+import pathlib
 import time
 from typing import Optional
 
 import pytest
 
 from ..build.selftests import ListError
-from ..report import results
+from ..report import jsonout, results
 from ..session.guest import GuestError
 from ..session.matrix import Matrix, OptionError
 from ..spec.arch import ArchError
@@ -161,12 +162,31 @@ class MatrixHooks:
         m.stop_all()
         m.rebuilt = m.builder.cache.built
         self.summary = results.write(m, time.monotonic() - m.t0)
+        dest = self.config.getoption("--json")
+        if dest and dest != "-":
+            jsonout.write(dest, m.results.path)
 
     def pytest_terminal_summary(self, terminalreporter):
         if self.summary is None:
             return
         for line in results.summary_lines(self.summary):
             terminalreporter.write_line(line)
+        dest = self.config.getoption("--json")
+        if dest and dest != "-":
+            terminalreporter.write_line(f"  json: {dest}")
+
+    def pytest_unconfigure(self, config):
+        """--json -: the document goes to stdout last, after everything
+        pytest printed (./matrix/run --json - keeps stdout for it
+        alone)."""
+        if self.summary is None or config.getoption("--json") != "-":
+            return
+        capman = config.pluginmanager.getplugin("capturemanager")
+        if capman is None:
+            jsonout.write("-", pathlib.Path(self.summary["results"]))
+            return
+        with capman.global_and_fixture_disabled():
+            jsonout.write("-", pathlib.Path(self.summary["results"]))
 
 
 @pytest.fixture(scope="session")

@@ -30,6 +30,11 @@ def pytest_addoption(parser):
                 "sources (KTAP or plain exit status) for every guest")
     g.addoption("--results", default=None, help="results folder (default "
                 "results/<date>-<pid>)")
+    g.addoption("--json", default=None, metavar="FILE", help="at the end "
+                "of the run, write every result (target, tree, test, "
+                "status, duration) and each target's status and counts as "
+                "JSON to FILE; - for stdout, after pytest's report "
+                "(matrix/report/jsonout.py)")
     g.addoption("--test-timeout", type=float, default=60.0,
                 help="seconds a guest test may stay silent before the "
                 "guest is killed")

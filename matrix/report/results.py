@@ -10,6 +10,7 @@ from typing import Optional, TYPE_CHECKING
 
 from . import dashboard
 from . import history
+from ..build.tree import TREE
 from ..session import selftests
 from ..session.guest import qemu_version
 
@@ -46,6 +47,7 @@ def arch_record(m: "Matrix", name: str) -> dict:
         status = "passed"
     rec = {
         "arch": name,
+        "tree": TREE,           # the kernel tree the series applies to
         "bootable": st.arch.bootable,
         "status": status,
         # "run" (built, booted where it can be) or "check" (compile-
@@ -98,7 +100,8 @@ def write(m: "Matrix", wall: float) -> dict:
         (m.results.path / f"{name}.json").write_text(
             json.dumps(rec, indent=1, sort_keys=True))
         summary["arches"][name] = {k: rec[k] for k in
-                                   ("status", "guest_seconds", "counts")}
+                                   ("status", "tree", "guest_seconds",
+                                    "counts")}
         figures = headline_figures(rec)
         if figures:
             summary["arches"][name]["figures"] = figures
