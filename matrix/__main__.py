@@ -10,6 +10,9 @@
   python3 -m matrix bench [--arch a,b]      harness timings (matrix/bench.py)
   python3 -m matrix lava-jobs DIR [--arch]  build, write LAVA jobs (no boot)
   python3 -m matrix kcidb RESULTS FILE      a run's results as KCIDB JSON
+  python3 -m matrix parse LOG...            a saved console log's or
+                                            .ktap's results, as a run
+                                            shows them
 
   run also takes --lg-env FILE [--lg-target T] [--lg-coordinator URL],
   --lava-jobs DIR [--lava-url URL], --kcidb FILE [--kcidb-origin NAME]
@@ -288,9 +291,15 @@ def main(argv: list[str]) -> int:
     p.add_argument("--origin", default="nopfn")
     p.add_argument("--url")
     sub.add_parser("list")
+    sub.add_parser("parse", help="the results of a saved console log or "
+                   ".ktap, as a run shows them (matrix/parselog.py)",
+                   add_help=False)
     if argv and argv[0] == "bench":
         from . import bench
         return bench.main(argv[1:])
+    if argv and argv[0] == "parse":
+        from . import parselog
+        return parselog.main(argv[1:])
     args = ap.parse_args(argv)
     try:
         if args.cmd == "list":

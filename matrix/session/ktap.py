@@ -146,3 +146,48 @@ def metrics(lines: Iterable[str]) -> dict[str, dict]:
                 else float(text)
             out[m.group(1)] = {"value": value, "unit": m.group(3) or ""}
     return out
+
+
+# A console log (a guest's console.log) holds every command the harness
+# ran: each program's output follows the shell prompt (guest.PROMPT) and
+# ends with the marker line the harness has the shell echo, ten capital
+# letters and the exit status (guest.Guest.run()).
+_PROMPTS = re.compile(r"^(?:nopfn-guest# )+")
+_END = re.compile(r"^[A-Z]{10} (-?\d+)$")
+
+
+@dataclasses.dataclass
+class Stream:
+    """One KTAP document of a log: where it starts (1-based line of its
+    version line), its lines, the program's exit status when the log
+    has it, and the parsed report."""
+    line: int
+    lines: list[str]
+    rc: Optional[int] = None
+    report: Optional[Report] = None
+
+
+def split(text: str) -> list[Stream]:
+    """The KTAP documents of a log: a program's .ktap is one; a console
+    log has one per program that printed KTAP, from its "TAP version"
+    or "KTAP version" line (behind a prompt or not) to the harness's end
+    marker, or to the next version line."""
+    out: list[Stream] = []
+    cur: Optional[Stream] = None
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = _PROMPTS.sub("", raw.rstrip("\r"))
+        if _VERSION.match(line):
+            cur = Stream(n, [line])
+            out.append(cur)
+            continue
+        if cur is None:
+            continue
+        m = _END.match(line.strip())
+        if m:
+            cur.rc = int(m.group(1))
+            cur = None
+            continue
+        cur.lines.append(line)
+    for st in out:
+        st.report = parse(st.lines)
+    return out
