@@ -6,7 +6,8 @@
                         [--boot-timeout S] [--test-timeout S]
                         [--json FILE|-] [-- extra pytest args]
   python3 -m matrix build [--arch a,b]      build only, print artifacts
-  python3 -m matrix list                    the architectures known
+  python3 -m matrix list [--series DIR]     the targets: tier, tree,
+                                            cached, aliases
   python3 -m matrix bench [--arch a,b]      harness timings (matrix/bench.py)
   python3 -m matrix lava-jobs DIR [--arch]  build, write LAVA jobs (no boot)
   python3 -m matrix kcidb RESULTS FILE      a run's results as KCIDB JSON
@@ -31,12 +32,48 @@ from .build import deps
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
 
-def cmd_list(_args) -> int:
-    for a in archspec.load_all().values():
-        kind = "boot" if a.bootable else "build-only"
-        extra = f" +kernel/config/{a.variant}.config" if a.variant else ""
-        print(f"{a.name:14} {kind:10} ARCH={a.kernel.arch} "
-              f"{a.kernel.cross_compile or '(native)'}{extra}")
+def list_lines(arches: list, tree: str, state) -> list[str]:
+    """`matrix list`'s table: per target its tier, whether it boots, its
+    kernel tree, what the cache holds of it (state(arch): Builder's
+    cache_state(), or None when not looked up), how its kernel is built
+    and its other names."""
+    head = ["target", "tier", "kind", "tree", "cache", "kernel", "aliases"]
+    rows = [head]
+    for a in arches:
+        extra = f" +{a.variant}.config" if a.variant else ""
+        cached = state(a) if state else "-"
+        rows.append([a.name, a.tier, "boot" if a.bootable else "build-only",
+                     tree, cached, f"ARCH={a.kernel.arch} "
+                     f"{a.kernel.cross_compile or '(native)'}{extra}",
+                     ", ".join(a.aliases) or "-"])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head) - 1)]
+    return [" ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + " "
+            + r[-1] for r in rows]
+
+
+def cmd_list(args) -> int:
+    from .build import tree as treemod
+    from .build.builder import Builder
+    from .build.cache import Cache
+    from .session import plan
+    absolute_folders(args)
+    series = pathlib.Path(args.series) if args.series else None
+    arches = list(archspec.load_all().values())
+    state = None
+    if not args.no_cache:
+        b = Builder(Cache(), install=False, series_dir=series)
+        state = b.cache_state
+    for line in list_lines(arches, treemod.TREE, state):
+        print(line)
+    patches = treemod.parse_series(series or treemod.SERIES_DIR)
+    print(f"\ntree {treemod.TREE}: linux-source-{treemod.TREE} with "
+          f"{len(patches)} patches of "
+          f"{series or treemod.SERIES_DIR.relative_to(REPO)}; cache "
+          f"{'not looked up' if args.no_cache else Cache().root}")
+    cands = plan.candidates()
+    if cands:
+        print(f"candidates, not in the matrix: {', '.join(cands)} "
+              f"({plan.CANDIDATE_DIR.relative_to(REPO)}/)")
     return 0
 
 
@@ -244,8 +281,10 @@ def main(argv: list[str]) -> int:
         argv, extra = argv[:i], argv[i + 1:]
     ap = argparse.ArgumentParser(prog="matrix")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("run", "build"):
-        p = sub.add_parser(name)
+    for name, text in (("run", "build, boot and test the targets "
+                         "(pytest: tests/test_matrix.py)"),
+                        ("build", "build only, and print the artifacts")):
+        p = sub.add_parser(name, help=text)
         p.add_argument("--arch", default="all", help="comma list of "
                        "targets, by name or alias (aarch64, amd64, "
                        "qemu-arm64: `matrix list`), or all (default)")
@@ -290,7 +329,13 @@ def main(argv: list[str]) -> int:
     p.add_argument("out")
     p.add_argument("--origin", default="nopfn")
     p.add_argument("--url")
-    sub.add_parser("list")
+    p = sub.add_parser("list", help="the targets: tier, kind, tree, what "
+                       "the cache holds of each (kernel built for the "
+                       "series, or compile-checked only), aliases")
+    p.add_argument("--series", help="what the cache holds for this copy "
+                   "of kernel/patches/ (default: kernel/patches/)")
+    p.add_argument("--no-cache", action="store_true", help="do not look "
+                   "in the cache (runs no compiler to name it)")
     sub.add_parser("parse", help="the results of a saved console log or "
                    ".ktap, as a run shows them (matrix/parselog.py)",
                    add_help=False)

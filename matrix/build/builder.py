@@ -44,6 +44,13 @@ class Artifacts:
         return None
 
 
+# Builder.cache_state()'s answers
+KERNEL_CACHED = "kernel built"
+CHECK_CACHED = "compile-checked only"
+NOT_CACHED = "not built"
+NO_COMPILER = "no compiler yet"
+
+
 def expected_programs(user_dir: Optional[pathlib.Path]) -> list[TestProgram]:
     """The test programs and their KTAP cases, known before any build."""
     return [describe(n, s) for n, s in discover_tests(user_dir)]
@@ -76,14 +83,27 @@ class Builder:
         is built to find out: a missing compiler, or a compiler that the
         matrix would build itself and has not yet, counts as not
         cached)."""
+        return self.cache_state(arch, check=False) == KERNEL_CACHED
+
+    def cache_state(self, arch: Arch, check: bool = True) -> str:
+        """What the cache holds of arch for this series, found without
+        building anything: its kernel (KERNEL_CACHED), only its compile
+        check (CHECK_CACHED; not looked for unless check), neither
+        (NOT_CACHED), or not even its compiler (NO_COMPILER: one the
+        matrix builds and has not yet, or a Debian one not installed)."""
         try:
             prefix = toolchain.cached_prefix(arch, self.cache)
             if prefix is None:
-                return False
+                return NO_COMPILER
             kb = KernelBuild(arch, self.tree, self.cache, prefix)
+            if kb.meta() is not None:
+                return KERNEL_CACHED
+            if not check:
+                return NOT_CACHED
+            cc = CompileCheck(arch, self.tree, self.cache, prefix)
         except BuildError:
-            return False
-        return kb.meta() is not None
+            return NO_COMPILER
+        return CHECK_CACHED if cc.meta() is not None else NOT_CACHED
 
     def compiler_cached(self, arch: Arch) -> bool:
         """Whether arch's kernel compiler is there without building one
