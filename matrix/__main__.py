@@ -11,6 +11,9 @@
   python3 -m matrix bench [--arch a,b]      harness timings (matrix/bench.py)
   python3 -m matrix lava-jobs DIR [--arch]  build, write LAVA jobs (no boot)
   python3 -m matrix kcidb RESULTS FILE      a run's results as KCIDB JSON
+  python3 -m matrix bisect --arch A --test T [--series DIR] [--good N]
+                                            the first patch at which T
+                                            fails on A
   python3 -m matrix parse LOG...            a saved console log's or
                                             .ktap's results, as a run
                                             shows them
@@ -336,6 +339,9 @@ def main(argv: list[str]) -> int:
                    "of kernel/patches/ (default: kernel/patches/)")
     p.add_argument("--no-cache", action="store_true", help="do not look "
                    "in the cache (runs no compiler to name it)")
+    sub.add_parser("bisect", help="the first patch of the series at "
+                   "which a test goes from passing to failing on a target "
+                   "(matrix/bisect.py)", add_help=False)
     sub.add_parser("parse", help="the results of a saved console log or "
                    ".ktap, as a run shows them (matrix/parselog.py)",
                    add_help=False)
@@ -345,6 +351,9 @@ def main(argv: list[str]) -> int:
     if argv and argv[0] == "parse":
         from . import parselog
         return parselog.main(argv[1:])
+    if argv and argv[0] == "bisect":
+        from . import bisect
+        return bisect.main(argv[1:], extra, caller_path)
     args = ap.parse_args(argv)
     try:
         if args.cmd == "list":
