@@ -8,7 +8,7 @@ module over 500 lines.
   report   what a run leaves: results, history, dashboard, KCIDB
   lab      beyond one machine: LAVA, boards for the tests
   plugin   the pytest plugin
-  (top)    the command line and the benchmarks
+  (top)    the command line (with parse and bisect) and the benchmarks
 """
 import ast
 import pathlib
