@@ -21,10 +21,12 @@ import types
 import pytest
 
 from headless import Browser, file_url, url_path
-from matrix.spec import arch as archspec
-from matrix.session import ktap
+from matrix.build.builder import Builder
+from matrix.build.cache import Cache
 from matrix.report import results
-from matrix.plugin.hooks import ArchState
+from matrix.session import ktap, plan
+from matrix.session.matrix import Matrix, Options
+from matrix.spec import arch as archspec
 
 ITEMS = ["test_boot[{t}]", "test_case[{t}-prog-works]",
          "test_case[{t}-prog-wobbles]", "test_case[{t}-prog-breaks]",
@@ -57,9 +59,11 @@ def one_run(root: pathlib.Path, name: str, broken: bool) -> dict:
     """A results folder written by results.write, as a run leaves it."""
     arches = archspec.load_all()
     d = root / name
-    state = {}
+    targets = [arches["x86_64"], arches["arm64"]]
+    m = Matrix(Options(arch="x86_64,arm64", results=str(d)),
+               Builder(Cache(root / "cache")), plan.Plan(targets, [], {}))
     for t in ("x86_64", "arm64"):
-        st = ArchState(arches[t])
+        st = m.state[t]
         st.artifacts = types.SimpleNamespace(
             kernel_meta={"release": "6.1.192-nopfn", "config_sha": "c0ffee",
                          "build_seconds": 300.0 + (60 if broken else 0),
@@ -99,11 +103,7 @@ def one_run(root: pathlib.Path, name: str, broken: bool) -> dict:
                                     if k.startswith("fuzz.")}}
         st.programs = {"mmap_fuzz": {"args": f"--seed {SEED}",
                                      "seed": SEED}}
-        state[t] = st
-    m = types.SimpleNamespace(state=state, config=None,
-                              results=results.ResultsDir(d))
-    results.write(m, wall=6.0)
-    return m.summary
+    return results.write(m, wall=6.0)
 
 
 @pytest.fixture(scope="module")

@@ -110,7 +110,7 @@ class MatrixHooks:
         e.g. ./tests/run's own, run meanwhile; an item that needs a
         target being built waits for it)."""
         m = self.matrix
-        if m is None:
+        if m is None or session.config.option.collectonly:
             return
         names: list[str] = []
         for item in session.items:
