@@ -27,7 +27,7 @@ from matrix.lab import lava
 from matrixbuild import prebuild
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-FAKEBOARD = REPO / "matrix" / "fakeboard.py"
+FAKEBOARD = REPO / "matrix" / "lab" / "fakeboard.py"
 SEED = 4242
 
 # The guest cases that compare a time measured in the guest with a bar.
@@ -118,6 +118,7 @@ class Ser2net:
 def env_file(tmp: pathlib.Path, arch: str, ser2net_port: int,
              console: str, protocol: str) -> pathlib.Path:
     """console: the fakeboard's console option, --port Q or --pty LINK."""
+    assert FAKEBOARD.is_file(), FAKEBOARD
     state = tmp / "board-state"
     py = shutil.which("python3", path="/usr/bin") or sys.executable
     env = {"targets": {arch: {

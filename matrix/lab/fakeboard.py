@@ -38,7 +38,7 @@ from typing import Optional
 if __package__ in (None, ""):        # run as a script by a power command
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
-from ..spec import arch as archspec
+from matrix.spec import arch as archspec  # noqa: E402 (after the path)
 
 
 def qemu_command(arch: archspec.Arch, kernel: str, initrd: str,

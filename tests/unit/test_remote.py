@@ -178,6 +178,14 @@ def test_fakeboard_off_without_qemu(tmp_path):
     assert not (tmp_path / "qemu.pid").exists()
 
 
+def test_fakeboard_runs_as_the_power_command_runs_it(tmp_path):
+    """A lab's power command runs the file as a script, from anywhere."""
+    r = subprocess.run(["/usr/bin/python3", fakeboard.__file__, "off",
+                        "--state", str(tmp_path)], cwd="/",
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+
+
 def test_fakeboard_on_needs_the_harness_environment(tmp_path, monkeypatch):
     for v in remote.ENV_VARS:
         monkeypatch.delenv(v, raising=False)

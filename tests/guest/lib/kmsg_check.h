@@ -6,7 +6,7 @@
  * stall, UBSAN, list corruption, bad page, refcount_t, MIPS and m68k
  * traps, page-table corruption, OOM killer, x86 PAT errors, mspec pages
  * kept back, allocation failures not forced by fault injection), the same
- * kinds that matrix/kernlog.py looks for in the whole log at the end of a
+ * kinds that matrix/session/kernlog.py looks for in the whole log at the end of a
  * session. A test uses it to say which of its own steps made the kernel
  * complain, instead of only failing the session's log check afterwards.
  *
@@ -212,7 +212,7 @@ static inline bool kmsg_injection_dump(const char *s)
 	return kmsg_stack_frame(s);
 }
 
-/* A line that is a report on its own (matrix/kernlog.py's BAD). */
+/* A line that is a report on its own (matrix/session/kernlog.py's BAD). */
 static inline bool kmsg_bad_line(const char *s)
 {
 	static const char * const bad[] = {
