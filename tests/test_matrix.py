@@ -104,8 +104,9 @@ def test_compile_check(matrix, arch):
     configuration builds compiled, with no W=1 warning and no sparse
     report in the lines the series writes."""
     art = matrix.artifacts(arch)
-    _fail_build(art, "check")
+    _fail_build(art, "kernel", "check")     # kernel: its packages
     meta = art.check_meta
+    assert meta is not None, f"no compile check record: {art}"
     assert meta["w1_files"], "no file of the series compiled"
     unknown = sorted(set(matrix.builder.tree.touched_c_files()) -
                      set(kernel.SERIES_C_FILES))
@@ -134,7 +135,8 @@ def test_program_builds(matrix, arch, program):
     """Each C test program cross-compiles statically without warnings."""
     art = matrix.artifacts(arch)
     _fail_build(art, "kernel", "tests")
-    prog = next(p for p in art.programs if p.name == program)
+    prog = next((p for p in art.programs if p.name == program), None)
+    assert prog is not None, f"{program} not built: {art}"
     assert not prog.error, prog.error
     assert not prog.warnings, "\n".join(prog.warnings)
 
