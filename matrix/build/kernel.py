@@ -172,7 +172,9 @@ class TreeBuild:
         self.cc_id = compiler_id(self.prefix + "gcc")
         self.inputs = {"tree": tree.key, "arch": arch.fingerprint(),
                        "fragment": self.fragment, "cc": self.cc_id,
-                       "builder": BUILDER_VERSION}
+                       "builder": BUILDER_VERSION,
+                       # what it reports is part of the entry's record
+                       "checker": cachemod.file_checksum(SERIES_CHECK)}
         self.entry = cache.entry(self.STEP, arch.name, self.inputs)
         self.out = self.entry.path / "build"
         # Where make sees the tree and the build folder.  Every cache key

@@ -106,3 +106,32 @@ def test_list_shows_tier_tree_cache_and_aliases(capsys):
     out = capsys.readouterr().out
     assert "aarch64, qemu-arm64" in out and "cache not looked up" in out
     assert "candidates, not in the matrix: hppa" in out
+
+
+def _series_check(tmp_path, *args: str) -> list[str]:
+    """series-check sparse ARGS with a sparse that prints its arguments."""
+    import os
+    import subprocess
+    fake = tmp_path / "bin" / "sparse"
+    fake.parent.mkdir(exist_ok=True)
+    fake.write_text('#!/bin/sh\necho "$@"\n')
+    fake.chmod(0o755)
+    env = dict(os.environ, NOPFN_SPARSE_FILES="mm/memory.c",
+               PATH=f"{fake.parent}:{os.environ['PATH']}")
+    r = subprocess.run([str(kernel.SERIES_CHECK), "sparse", *args],
+                       env=env, capture_output=True, text=True, check=True)
+    return r.stderr.splitlines()
+
+
+def test_series_check_runs_sparse_on_the_series_files_only(tmp_path):
+    assert _series_check(tmp_path, "-D__x", "../src/mm/memory.c") == [
+        "sparse: -D__x ../src/mm/memory.c"]
+    assert _series_check(tmp_path, "-D__x", "../src/mm/mmap.c") == []
+
+
+def test_series_check_gives_sparse_the_riscv_base_isa(tmp_path):
+    """sparse 0.6.4 dies on -march=rv64imac_zicsr_...: the riscv64
+    kernel's sparse check would check nothing."""
+    out = _series_check(tmp_path, "-march=rv64imac_zicsr_zifencei_zicbom",
+                        "-march=armv7-a", "mm/memory.c")
+    assert out == ["sparse: -march=rv64imac -march=armv7-a mm/memory.c"]
