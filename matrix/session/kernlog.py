@@ -16,9 +16,10 @@ list (the warnings a test provokes on purpose); nothing else is.
   failure", "Huh VM_FAULT_OOM leaked out") is a report unless the
   kernel's fault injection forced it: the line comes right after a
   "FAULT_INJECTION: forcing a failure" dump (its "name ..." line and,
-  with verbose=2, its stack dump), which it uses up. The debug guests
-  inject failures on purpose; a real one, or one without that dump
-  (injection with verbose=0 prints none), fails the run.
+  with verbose=2, its stack dump), which it uses up, or while a test
+  has the injection on and says so in the log (INJECTION_ON to
+  INJECTION_OFF: tests/guest/mspec_stress, with verbose=0). The debug
+  guests inject failures on purpose; a real one fails the run.
 
 tests/guest/lib/kmsg_check.h is the same scan inside a guest: a pattern
 added here goes there too.
@@ -64,6 +65,10 @@ BAD = re.compile(
 # the access fault again). A report unless fault injection forced it.
 FAILED_ALLOC = re.compile(
     r"page allocation failure|Huh VM_FAULT_OOM leaked out")
+# What a test logs right before it turns the kernel's fault injection on
+# and right after it turns it off (kmsg_check.h's kmsg_injection())
+INJECTION_ON = re.compile(r"nopfn-test: kernel fault injection on$")
+INJECTION_OFF = re.compile(r"nopfn-test: kernel fault injection off$")
 # lib/fault-inject.c fail_dump() of an injected failure (verbose >= 1)
 FAULT_INJECTION = re.compile(r"FAULT_INJECTION: forcing a failure")
 # The rest of that dump: its "name" line, and with verbose=2 the header
@@ -107,11 +112,16 @@ def reports(log: Iterable[str], expected: list[re.Pattern]) -> list[Report]:
     cur: list[str] = []
     inside = own = False
     injected = False        # the lines since a fault injection are its dump
+    injecting = False       # a test has the injection on
     for raw in log:
         line = _TS.sub("", raw.rstrip("\r\n"))
         bad = bool(BAD.search(line))
+        if INJECTION_ON.search(line):
+            injecting = True
+        elif INJECTION_OFF.search(line):
+            injecting = False
         if FAILED_ALLOC.search(line):
-            bad = bad or not injected
+            bad = bad or not (injected or injecting)
             injected = False    # one injected failure, one warning
         elif FAULT_INJECTION.search(line):
             injected = True

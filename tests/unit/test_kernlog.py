@@ -335,8 +335,9 @@ def test_issue26_near_misses_are_quiet():
 
 # The debug guests inject allocation failures on purpose (mspec_stress's
 # hammer threads: fail_page_alloc with task-filter). With the attribute
-# "verbose" at 1, lib/fault-inject.c fail_dump() logs each injected
-# failure; a user fault that got it ends in pagefault_out_of_memory().
+# "verbose" at 1 or more, lib/fault-inject.c fail_dump() logs each
+# injected failure; a user fault that got it ends in
+# pagefault_out_of_memory().
 INJECTED_VM_FAULT_OOM = """\
 [   33.120001] FAULT_INJECTION: forcing a failure.
 [   33.120001] name fail_page_alloc, interval 1, probability 5, space 0, times 999912
@@ -386,7 +387,18 @@ INJECTED_PAGE_ALLOC = """\
 [   34.000008]  </TASK>
 """
 
+# mspec_stress's way (verbose=0, no dump): it logs when its injection is
+# on; the failures in between, from any of its threads, are its own.
+INJECTION_WINDOW = """\
+[   35.000000] nopfn-test: kernel fault injection on
+[   35.100000] Huh VM_FAULT_OOM leaked out to the #PF handler. Retrying PF
+[   35.100001] mspec_stress[141]: segfault at 0 ip 0000000000401a2c sp 00007f3a1c7fde38 error 6
+[   35.200000] Huh VM_FAULT_OOM leaked out to the #PF handler. Retrying PF
+[   35.300000] nopfn-test: kernel fault injection off
+"""
+
 INJECTED = {"vm_fault_oom": INJECTED_VM_FAULT_OOM,
+            "window": INJECTION_WINDOW,
             "verbose2": INJECTED_VERBOSE2,
             "page_alloc": INJECTED_PAGE_ALLOC}
 
@@ -406,7 +418,17 @@ NOT_INJECTED = {
     + VM_FAULT_OOM,
     # a real failure long after an injection
     "later": "".join(_INJ[:2]) + CLEAN + PAGE_ALLOC_FAILURE,
+    # after the test turned its injection off
+    "after_window": INJECTION_WINDOW + VM_FAULT_OOM,
 }
+
+
+def test_an_injection_window_excuses_no_other_report():
+    log = INJECTION_WINDOW.replace(
+        "[   35.300000]", "[   35.250000] BUG: Bad rss-counter state "
+        "mm:000000001 type:MM_FILEPAGES val:1\n[   35.300000]")
+    (rep,) = kernlog.unexpected(log.splitlines(), [])
+    assert "Bad rss-counter" in rep.text
 
 
 @pytest.mark.parametrize("name", NOT_INJECTED)

@@ -17,8 +17,9 @@
  * An allocation failure the kernel warns about ("page allocation failure",
  * "Huh VM_FAULT_OOM leaked out") is a report unless fault injection forced
  * it: it comes right after a "FAULT_INJECTION: forcing a failure" record
- * and that dump's stack (verbose=2), and uses it up. With verbose=0 an
- * injected failure leaves no such record, and its warning is a report.
+ * and that dump's stack (verbose=2), and uses it up; or it comes while a
+ * test has the injection on and says so in the log (kmsg_injection(),
+ * KMSG_INJECTION_ON to KMSG_INJECTION_OFF), whatever its verbosity.
  */
 #ifndef KMSG_CHECK_H
 #define KMSG_CHECK_H
@@ -41,7 +42,32 @@ struct kmsg_check {
 	unsigned long allowed;	/* allowed splats seen through to their end */
 	char first[256];	/* the first of them */
 	bool injected;		/* in the dump of an injected failure */
+	bool injecting;		/* between KMSG_INJECTION_ON and _OFF */
 };
+
+/*
+ * What a test logs (at KERN_WARNING, which the matrix's console prints)
+ * right before it turns the kernel's fault injection on and right after
+ * it turns it off: the allocation failures in between are injected ones.
+ */
+#define KMSG_INJECTION_ON	"nopfn-test: kernel fault injection on"
+#define KMSG_INJECTION_OFF	"nopfn-test: kernel fault injection off"
+
+/* Log KMSG_INJECTION_ON (on) or _OFF; 0, or -1 with errno. */
+static inline int kmsg_injection(bool on)
+{
+	char rec[64];
+	int fd, n, ret;
+
+	fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = snprintf(rec, sizeof(rec), "<4>%s\n",
+		     on ? KMSG_INJECTION_ON : KMSG_INJECTION_OFF);
+	ret = write(fd, rec, n) == n ? 0 : -1;
+	close(fd);
+	return ret;
+}
 
 /* Start watching: only records logged from now on are looked at. */
 static inline void kmsg_open(struct kmsg_check *k)
@@ -268,8 +294,12 @@ static inline void kmsg_line(struct kmsg_check *k, const char *s,
 {
 	bool bad = kmsg_bad_line(s);
 
+	if (strstr(s, KMSG_INJECTION_ON))
+		k->injecting = true;
+	else if (strstr(s, KMSG_INJECTION_OFF))
+		k->injecting = false;
 	if (kmsg_failed_alloc(s)) {
-		bad = bad || !k->injected;
+		bad = bad || !(k->injected || k->injecting);
 		k->injected = false;	/* one injected failure, one warning */
 	} else if (strstr(s, "FAULT_INJECTION: forcing a failure")) {
 		k->injected = true;

@@ -4,6 +4,7 @@
  * hammer threads only, and its attributes put back afterwards.
  */
 #include "stress.h"
+#include "kmsg_check.h"
 
 /* The kernel's own fault injection (CONFIG_FAULT_INJECTION_DEBUG_FS). */
 static const char * const kfi_dir[] = {
@@ -36,6 +37,9 @@ bool kfi_start(unsigned int percent)
 	}
 	if (!kfi_have[0] && !kfi_have[1])
 		return false;
+	/* the kernel logs allocation failures from here on: ours */
+	if (kmsg_injection(true))
+		ksft_exit_fail_msg("/dev/kmsg: %s\n", strerror(errno));
 	for (d = 0; d < 2; d++) {
 		static const char * const set[][2] = {
 			{ "task-filter", "Y" }, { "interval", "1" },
@@ -87,4 +91,6 @@ void kfi_stop(long used[2])
 		snprintf(path, sizeof(path), "%s/probability", kfi_dir[d]);
 		write_file(path, kfi_saved[d][0][0] ? kfi_saved[d][0] : "0");
 	}
+	if ((kfi_have[0] || kfi_have[1]) && kmsg_injection(false))
+		ksft_exit_fail_msg("/dev/kmsg: %s\n", strerror(errno));
 }
