@@ -83,9 +83,10 @@ def for_arch(arch: Arch, boot: bool = True) -> list[Need]:
 def missing(needs: Iterable[Need]) -> list[Need]:
     seen, out = set(), []
     for n in needs:
-        if n.what not in seen and not n.present():
+        key = n.what or n.package      # a package Need's what is ""
+        if key not in seen and not n.present():
             out.append(n)
-        seen.add(n.what)
+        seen.add(key)
     return out
 
 

@@ -100,3 +100,9 @@ def test_lab_requirements_are_installed_by_setup():
             n.package
     assert not deps.missing(deps.LAB), deps.MissingTools(
         deps.missing(deps.LAB))
+
+
+def test_every_package_need_is_checked():
+    """Package Needs all have what == "": each is looked at on its own."""
+    need = [deps.Need("", "bash"), deps.Need("", "no-such-package-xyz")]
+    assert deps.missing(need) == need[1:]
