@@ -72,8 +72,8 @@ def describe_stream(st: ktap.Stream, where: str,
     lines = [f"{title} ({', '.join(info)})"]
     for r in rep.results:
         word = WORDS.get(r.status, r.status.upper())
-        why = f": {r.directive}" if r.directive and r.status != ktap.PASS \
-            else ""
+        why = f": {r.note or r.directive}" if (r.note or r.directive) \
+            and r.status != ktap.PASS else ""
         lines.append(f"  {word:8} {r.name or f'#{r.number}'}{why}")
         if r.status in BAD:
             diag = [d for d in r.diagnostics if d.strip()][-DIAG_LINES:]

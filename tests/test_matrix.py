@@ -193,7 +193,9 @@ def test_case(matrix, arch, program, case, record_property):
         # it passes like any case, and the results say so
         pytest.xfail(f"{case}: {res.status} (known on {arch}: {known})"
                      f"\n{diag}")
-    assert res.status == ktap.PASS, f"{case}: {res.status}\n{diag}"
+    # res.note: e.g. an expectation failed before the harness's SKIP
+    note = f" ({res.note})" if res.note else ""
+    assert res.status == ktap.PASS, f"{case}: {res.status}{note}\n{diag}"
 
 
 @item(Phase.TESTS, 1, guest=True, user=True)

@@ -27,6 +27,7 @@ class Result:
     subtests: list["Result"] = dataclasses.field(default_factory=list)
     t: Optional[float] = None       # when the line arrived, if known
     started: Optional[float] = None  # when the test's first line arrived
+    note: str = ""                  # why the status is not the line's
 
 
 @dataclasses.dataclass
@@ -57,6 +58,36 @@ def _status(ok: str, directive: str) -> str:
     if d.startswith("ERROR") or d.startswith("error"):
         return ERROR
     return FAIL
+
+
+# kselftest_harness.h (6.1) logs a failed EXPECT_*/ASSERT_* as
+# "# FILE:LINE:TEST:Expected ..." (__TH_LOG), and SKIP() as
+# "#      SKIP      reason". SKIP() sets passed = 1 after a failed
+# EXPECT, and a TEST_SIGNAL case that dies by its signal passes: the
+# result line is "ok N # SKIP reason" or "ok N name" all the same.
+_EXPECTED = re.compile(r"^#\s*\S.*?:\d+:\w+:Expected\b")
+_SKIP_LOG = re.compile(r"^#\s+SKIP\s")
+
+
+def _expectation_failed(res: "Result") -> None:
+    """An ok or SKIP result after a failed expectation of its case is a
+    failure; note says so."""
+    if res.status not in (PASS, SKIP):
+        return
+    failed = [i for i, d in enumerate(res.diagnostics)
+              if _EXPECTED.match(d.strip())]
+    if not failed:
+        return
+    first = res.diagnostics[failed[0]].strip()
+    if res.status == SKIP:
+        skips = [i for i, d in enumerate(res.diagnostics)
+                 if _SKIP_LOG.match(d.strip())]
+        when = "before" if not skips or failed[0] < skips[0] else "after"
+        res.note = (f"an expectation failed {when} the skip "
+                    f"({res.directive}): {first}")
+    else:
+        res.note = f"reported ok, but an expectation failed: {first}"
+    res.status = FAIL
 
 
 def _indent(line: str) -> int:
@@ -102,6 +133,7 @@ def _parse(items: list[tuple[Optional[float], str]], indent: int) -> Report:
                          status=_status(m.group(1), directive),
                          directive=directive, diagnostics=pending, t=t,
                          started=started)
+            _expectation_failed(res)
             if nested:
                 sub = _parse(nested, _indent(nested[0][1]))
                 res.subtests = sub.results

@@ -41,7 +41,8 @@ def judge(rc: Optional[int], lines: list[str]) -> Outcome:
     failing = [r for r in rep.results if r.status in (ktap.FAIL, ktap.ERROR)]
     text = "\n".join(lines)
     detail = "".join(
-        f"\n  not ok {r.number} {r.name}" +
+        f"\n  not ok {r.number} {r.name}"
+        + (f" ({r.note})" if r.note else "") +
         "".join(f"\n      {d}" for d in r.diagnostics[-5:] if d.strip())
         for r in failing)
     if failing:

@@ -32,6 +32,82 @@ def test_harness_output():
     assert third.status == ktap.SKIP and third.directive == "SKIP no device"
 
 
+# Linux 6.1's kselftest_harness.h, line for line: SKIP() sets passed = 1
+# after the failed EXPECT_EQ (logged on stderr by __TH_LOG), the child
+# exits 255, and __run_test() prints "OK" and then the SKIP result.
+HARNESS_6_1_SKIP_AFTER_EXPECT = """\
+TAP version 13
+1..3
+# Starting 3 tests from 2 test cases.
+#  RUN           global.plain ...
+#            OK  global.plain
+ok 1 global.plain
+#  RUN           dev.cached.reads ...
+# mspec_mmap.c:88:reads:Expected base->in_use (0) == c.in_use (1)
+# mspec_mmap.c:88:reads:uncached
+#      SKIP      no uncached pages on this target
+#            OK  dev.cached.reads
+ok 2 # SKIP no uncached pages on this target
+#  RUN           dev.uncached.reads ...
+#      SKIP      no uncached pages on this target
+#            OK  dev.uncached.reads
+ok 3 # SKIP no uncached pages on this target
+# PASSED: 3 / 3 tests passed.
+# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:2 error:0
+"""
+
+
+def test_skip_after_failed_expectation_is_a_failure():
+    rep = ktap.parse(HARNESS_6_1_SKIP_AFTER_EXPECT.splitlines())
+    assert rep.complete and not rep.problems
+    ok, expect_then_skip, plain_skip = rep.results
+    assert (ok.name, ok.status, ok.note) == ("global.plain", ktap.PASS, "")
+    assert expect_then_skip.status == ktap.FAIL
+    assert expect_then_skip.directive == \
+        "SKIP no uncached pages on this target"
+    assert expect_then_skip.note.startswith(
+        "an expectation failed before the skip (SKIP no uncached pages")
+    assert "Expected base->in_use (0) == c.in_use (1)" in \
+        expect_then_skip.note
+    assert plain_skip.status == ktap.SKIP and plain_skip.note == ""
+
+
+def test_expectation_after_the_skip_fails_too():
+    # 6.1 runs the test body after a SKIP() in FIXTURE_SETUP (setup
+    # "passed"), and the case is still reported as skipped
+    rep = ktap.parse([
+        "TAP version 13", "1..1",
+        "#  RUN           dev.cached.reads ...",
+        "#      SKIP      no device",
+        "# t.c:12:reads:Expected 0 (0) == fd (-1)",
+        "#            OK  dev.cached.reads",
+        "ok 1 # SKIP no device"])
+    (res,) = rep.results
+    assert res.status == ktap.FAIL
+    assert res.note.startswith("an expectation failed after the skip")
+
+
+def test_signal_case_after_failed_expectation_is_a_failure():
+    # TEST_SIGNAL: dying by the expected signal sets passed = 1, though
+    # an EXPECT failed before it
+    rep = ktap.parse([
+        "TAP version 13", "1..1",
+        "#  RUN           global.bus ...",
+        "# t.c:40:bus:Expected 1 (1) == touched (0)",
+        "#            OK  global.bus",
+        "ok 1 global.bus"])
+    (res,) = rep.results
+    assert res.status == ktap.FAIL
+    assert res.note == ("reported ok, but an expectation failed: "
+                        "# t.c:40:bus:Expected 1 (1) == touched (0)")
+
+
+def test_a_th_log_line_alone_is_no_failure():
+    rep = ktap.parse(["1..1", "# t.c:5:reads:mapped 4 pages",
+                      "#      SKIP      no device", "ok 1 # SKIP no device"])
+    assert rep.results[0].status == ktap.SKIP
+
+
 def test_timestamps_give_durations():
     lines = [(0.0, "TAP version 13"), (0.0, "1..1"),
              (0.5, "#  RUN           global.slow ..."),
