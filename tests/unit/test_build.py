@@ -10,12 +10,8 @@ from matrix.build import cache as cachemod
 from matrix.build.tree import Tree
 
 
-def test_kernel_cached_counts_a_compiler_the_matrix_built(tmp_path):
-    c = cachemod.Cache(tmp_path / "cache")
-    b = build.Builder(c)
-    ia64 = archspec.load_all()["ia64"]
-    assert ia64.kernel.toolchain
-    assert not b.kernel_cached(ia64)            # no compiler yet
+def _fake_ia64_compiler(c: cachemod.Cache, ia64) -> cachemod.Entry:
+    """A completed toolchain entry whose gcc only says its version."""
     entry = toolchain._entry(ia64, c)
     gcc = pathlib.Path("install/bin/ia64-linux-gnu-gcc")
     (entry.path / gcc).parent.mkdir(parents=True)
@@ -23,6 +19,16 @@ def test_kernel_cached_counts_a_compiler_the_matrix_built(tmp_path):
                                   "(GCC) 12.2.0'\n")
     (entry.path / gcc).chmod(0o755)
     entry.complete([str(gcc)])
+    return entry
+
+
+def test_kernel_cached_counts_a_compiler_the_matrix_built(tmp_path):
+    c = cachemod.Cache(tmp_path / "cache")
+    b = build.Builder(c)
+    ia64 = archspec.load_all()["ia64"]
+    assert ia64.kernel.toolchain
+    assert not b.kernel_cached(ia64)            # no compiler yet
+    entry = _fake_ia64_compiler(c, ia64)
     assert not b.kernel_cached(ia64)            # a compiler, no kernel
     prefix = toolchain.cached_prefix(ia64, c)
     assert prefix == str(entry.path / "install/bin/ia64-linux-gnu-")
@@ -58,13 +64,7 @@ def test_cache_state_says_what_a_target_has(tmp_path):
     b = build.Builder(c)
     ia64 = archspec.load_all()["ia64"]
     assert b.cache_state(ia64) == build.NO_COMPILER
-    entry = toolchain._entry(ia64, c)
-    gcc = pathlib.Path("install/bin/ia64-linux-gnu-gcc")
-    (entry.path / gcc).parent.mkdir(parents=True)
-    (entry.path / gcc).write_text("#!/bin/sh\necho 'ia64-linux-gnu-gcc "
-                                  "(GCC) 12.2.0'\n")
-    (entry.path / gcc).chmod(0o755)
-    entry.complete([str(gcc)])
+    _fake_ia64_compiler(c, ia64)
     assert b.cache_state(ia64) == build.NOT_CACHED
     prefix = toolchain.cached_prefix(ia64, c)
     cc = kernel.CompileCheck(ia64, b.tree, c, prefix)
