@@ -295,6 +295,19 @@ def test_board_plumbing_through_ser2net(tmp_path, protocol):
     assert lines[0].startswith("x86_64 /k/vmlinux console=ttyS0 ")
 
 
+def _pytest_argv(monkeypatch) -> dict:
+    """pytest.main replaced: what `matrix run` hands it lands in the
+    returned dict's "argv"."""
+    import pytest as pt
+    seen: dict = {}
+
+    def fake_main(argv):
+        seen["argv"] = argv
+        return 0
+    monkeypatch.setattr(pt, "main", fake_main)
+    return seen
+
+
 def test_run_passes_lab_options_to_pytest(monkeypatch, tmp_path):
     """./matrix/run changes to the repository first: relative file
     arguments are the caller's (NOPFN_CWD), and reach pytest as the
@@ -303,13 +316,7 @@ def test_run_passes_lab_options_to_pytest(monkeypatch, tmp_path):
     monkeypatch.setenv("NOPFN_CWD", str(tmp_path))
     assert cli.caller_path("board.yaml") == tmp_path / "board.yaml"
     assert cli.caller_path("/abs/k.json") == pathlib.Path("/abs/k.json")
-    seen = {}
-
-    def fake_main(argv):
-        seen["argv"] = argv
-        return 0
-    import pytest as pt
-    monkeypatch.setattr(pt, "main", fake_main)
+    seen = _pytest_argv(monkeypatch)
     rc = cli.main(["run", "--arch", "x86_64", "--lg-env", "board.yaml",
                    "--lg-target", "rpi4", "--kcidb", "out/k.json",
                    "--lava-jobs", "jobs", "--kcidb-origin", "mylab"])
@@ -340,13 +347,7 @@ def test_run_takes_the_timeouts_and_the_callers_folders(monkeypatch,
     lab's files are."""
     from matrix import __main__ as cli
     monkeypatch.setenv("NOPFN_CWD", str(tmp_path))
-    seen = {}
-
-    def fake_main(argv):
-        seen["argv"] = argv
-        return 0
-    import pytest as pt
-    monkeypatch.setattr(pt, "main", fake_main)
+    seen = _pytest_argv(monkeypatch)
     rc = cli.main(["run", "--arch", "amd64", "--boot-timeout", "90",
                    "--test-timeout", "7.5", "--user-tests", "mine",
                    "--driver", "mydriver", "--series", "/abs/patches",
