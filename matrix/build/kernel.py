@@ -300,9 +300,12 @@ class TreeBuild:
         series (the longest), from which this one is made by recompiling
         what the rest of the series changes, and that prefix's length.
 
-        make tells what to recompile by time stamps: only a build older
-        than every file the rest of the series writes in this tree will
-        do (Tree.ensure() keeps the time stamps of the others)."""
+        make tells what to recompile by time stamps, so every file the
+        rest of the series writes must be newer than the seed's build
+        (Tree.ensure() keeps the time stamps of the others). A tree made
+        before the seed was built (a cached tree, a seed rebuilt since)
+        has its files of the rest touched: that only ever makes make
+        compile more, in whichever build uses the tree."""
         if not self.stable or not self.tree.entry.valid():
             return None
         patches = self.tree.patches
@@ -313,11 +316,11 @@ class TreeBuild:
             meta = entry.meta()
             if meta is None or not meta.get("stable"):
                 continue
-            rest = [self.tree.src / f for f in self.tree.touched_files(n)]
-            if all(not f.exists() or f.stat().st_mtime > meta["completed"]
-                   for f in rest):
-                return entry, n
-            return None
+            for rel in self.tree.touched_files(n):
+                f = self.tree.src / rel
+                if f.exists() and f.stat().st_mtime <= meta["completed"]:
+                    os.utime(f)
+            return entry, n
         return None
 
     def _copy_seed(self, seed: cachemod.Entry, n: int,

@@ -81,12 +81,17 @@ def test_a_build_is_seeded_from_an_older_build_of_a_prefix(fake_tree):
     full.ensure()
     entry, n = kb.seed()
     assert (entry.key, n) == (base.key, 2)
-    # a file of the third patch older than the seed: make would not
-    # compile it again, so the seed will not do
+    # a file of the third patch older than the seed (the tree was made
+    # before the seed was built): make would not compile it again, so
+    # the seed touches it
     f = full.src / "tools/c.h"
-    past = base.entry.meta()["completed"] - 10
-    os.utime(f, (past, past))
-    assert kb.seed() is None
+    completed = base.entry.meta()["completed"]
+    os.utime(f, (completed - 10, completed - 10))
+    entry, n = kb.seed()
+    assert (entry.key, n) == (base.key, 2)
+    assert f.stat().st_mtime > completed
+    # the files of the first two patches keep their time stamps
+    assert (full.src / "mm/a.c").stat().st_mtime <= completed
 
 
 def test_series_diagnostics():
