@@ -7,7 +7,9 @@ the series itself, known to pass (--good N), `python3 -m matrix bisect`
 must name the middle one for a nopfn_faults case that maps RAM through
 ->nopfn(). Four steps: the endpoints (N + 3 patches, N) and two halves
 (N + 1, N + 2); each step's kernel is seeded from a cached build of a
-shorter prefix, so three kernels are relinked rather than built.
+shorter prefix, so three kernels are relinked rather than built. The
+test drops those three from the cache first, so that they are built
+by it, from their seeds, however old the trees an earlier run left.
 
 The breaking patch is made from the tree's mm/memory.c when the test
 runs, so that it applies to whatever the series is then.
@@ -86,6 +88,15 @@ def planted_series(tmp_path: pathlib.Path) -> tuple[pathlib.Path, int]:
 def test_bisect_names_the_planted_patch(tmp_path):
     prebuild(ARCH, "--variant", "none")     # the good end: the series
     series, n = planted_series(tmp_path)
+    c = cache.Cache()
+    target = archspec.load_all()[ARCH]
+    # the kernels of the longer series are built by this run, whatever
+    # an earlier one left in the cache: how they are made is under test
+    for step in (n + 1, n + 2, n + 3):
+        t = tree.Tree(c, series, tree.parse_series(series)[:step])
+        entry = kernel.KernelBuild(target, t, c, "").entry
+        with entry.lock():
+            shutil.rmtree(entry.path, ignore_errors=True)
     root = tmp_path / "bisect"
     r = subprocess.run(
         [sys.executable, "-m", "matrix", "bisect", "--arch", ARCH,
@@ -107,10 +118,10 @@ def test_bisect_names_the_planted_patch(tmp_path):
     assert f"steps: 4 ({n + 3}, {n}, {n + 1}, {n + 2} patches)" in out
     # each step's kernel was made from a shorter prefix's build
     if kernel.stable_paths_available():
-        c = cache.Cache()
-        target = archspec.load_all()[ARCH]
         for step in (n + 1, n + 2, n + 3):
             t = tree.Tree(c, root / f"series-{step:03d}")
+            assert t.key == tree.Tree(
+                c, series, tree.parse_series(series)[:step]).key
             meta = kernel.KernelBuild(target, t, c, "").meta()
             assert meta is not None and meta.get("seeded_from"), \
                 f"the kernel of {step} patches was built from nothing"
