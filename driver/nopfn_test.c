@@ -108,7 +108,7 @@ struct nopfn_test_state {
 	unsigned long ram_pages;	/* pages[].ram allocated */
 	struct file *file;		/* the file (NOPFN_TEST_MAP_NO_FILE) */
 	spinlock_t seq_lock;		/* serialises writers of seq */
-	seqcount_t seq;			/* revokes, for nopfn_read_begin() */
+	seqcount_spinlock_t seq;	/* revokes, for nopfn_read_begin() */
 	struct nopfn_test_counters cnt;
 	struct nopfn_test_page pages[NOPFN_TEST_MAX_PAGES];
 };
@@ -155,7 +155,7 @@ static struct nopfn_test_state *nopfn_test_state_alloc(void)
 	mutex_init(&st->lock);
 	init_waitqueue_head(&st->wq);
 	spin_lock_init(&st->seq_lock);
-	seqcount_init(&st->seq);
+	seqcount_spinlock_init(&st->seq, &st->seq_lock);
 	st->map_mode = NOPFN_TEST_MAP_PFNMAP;
 	atomic_long_inc(&nopfn_test_all_states);
 	return st;
@@ -889,8 +889,8 @@ static long nopfn_test_revoke(struct file *file, struct nopfn_test_state *st,
 	spin_unlock(&st->seq_lock);
 	mutex_unlock(&st->lock);
 
-	unmap_mapping_range(file->f_mapping, (loff_t)req.first << PAGE_SHIFT,
-			    (loff_t)req.count << PAGE_SHIFT, 1);
+	nopfn_revoke_range(file->f_mapping, (loff_t)req.first << PAGE_SHIFT,
+			   (loff_t)req.count << PAGE_SHIFT);
 	return 0;
 }
 

@@ -262,7 +262,8 @@ struct nopfn_test_query {
  * @count of struct nopfn_test_pages; the rest must be zero): within a
  * write section of the file's revoke count (nopfn_read_begin()), the pages
  * become NOPFN_TEST_SIGBUS; then every PTE of them is zapped with
- * unmap_mapping_range(). Gates stay as they are. Errors: EINVAL.
+ * nopfn_revoke_range() (in every VMA of the file, a fork()ed child's
+ * too). Gates stay as they are. Errors: EINVAL.
  */
 #define NOPFN_TEST_IOC_REVOKE \
 	_IOW(NOPFN_TEST_IOC_MAGIC, 7, struct nopfn_test_pages)
