@@ -795,14 +795,58 @@ static void nopfn_test_reset_stats(struct nopfn_test_state *st)
 	atomic64_set(&st->cnt.twice_released, 0);
 }
 
+/*
+ * Fill @q (but @addr) from the PTE that maps @q->addr in @vma, a mapping of
+ * @st, and from the RAM page @st holds for it. Returns whether a PTE is
+ * there. Called with mmap_lock held.
+ */
+static bool nopfn_test_fill(struct nopfn_test_state *st,
+			    struct vm_area_struct *vma, struct nopfn_test_query *q)
+{
+	spinlock_t *ptl;	/* the page table lock follow_pte() took */
+	pte_t *ptep;
+	pte_t pte;
+
+	q->pfn = 0;
+	q->ram_pfn = 0;
+	q->flags = 0;
+	q->pgoff = linear_page_index(vma, q->addr);
+	if (!follow_pte(vma->vm_mm, q->addr, &ptep, &ptl)) {
+		pte = ptep_get(ptep);
+		pte_unmap_unlock(ptep, ptl);
+		q->pfn = pte_pfn(pte);
+		q->flags |= NOPFN_TEST_Q_PRESENT;
+		if (pte_write(pte))
+			q->flags |= NOPFN_TEST_Q_WRITE;
+		if (pfn_valid(q->pfn))
+			q->flags |= NOPFN_TEST_Q_PFN_VALID;
+	}
+	if (q->pgoff < NOPFN_TEST_MAX_PAGES) {
+		mutex_lock(&st->lock);
+		if (st->pages[q->pgoff].ram)
+			q->ram_pfn = page_to_pfn(st->pages[q->pgoff].ram);
+		mutex_unlock(&st->lock);
+	}
+	return q->flags & NOPFN_TEST_Q_PRESENT;
+}
+
+/* The VMA of @st at @addr in @mm, or NULL. Called with mmap_lock held. */
+static struct vm_area_struct *nopfn_test_find(struct nopfn_test_state *st,
+					      struct mm_struct *mm,
+					      unsigned long addr)
+{
+	struct vm_area_struct *vma = vma_lookup(mm, addr);
+
+	if (!vma || !nopfn_test_vma(vma) || vma->vm_private_data != st)
+		return NULL;
+	return vma;
+}
+
 static long nopfn_test_query(struct nopfn_test_state *st, void __user *argp)
 {
 	struct mm_struct *mm = current->mm;
 	struct nopfn_test_query q;
 	struct vm_area_struct *vma;
-	spinlock_t *ptl;	/* the page table lock follow_pte() took */
-	pte_t *ptep;
-	pte_t pte;
 	int ret = 0;
 
 	if (copy_from_user(&q, argp, sizeof(q)))
@@ -812,36 +856,68 @@ static long nopfn_test_query(struct nopfn_test_state *st, void __user *argp)
 	if (!mm)
 		return -EFAULT;
 
-	q.pfn = 0;
-	q.ram_pfn = 0;
-	q.flags = 0;
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	vma = nopfn_test_find(st, mm, q.addr);
+	if (vma)
+		nopfn_test_fill(st, vma, &q);
+	else
+		ret = -EFAULT;
+	mmap_read_unlock(mm);
+	if (ret)
+		return ret;
+	return copy_to_user(argp, &q, sizeof(q)) ? -EFAULT : 0;
+}
+
+/*
+ * NOPFN_TEST_IOC_FIXUP: get the PFN that maps an address the way KVM
+ * (hva_to_pfn_remapped()) and VFIO (follow_fault_pfn()) get one of a
+ * VM_PFNMAP mapping: follow_pte(); if there is no PTE, fixup_user_fault()
+ * and follow_pte() again. Where fixup_user_fault() released mmap_lock they
+ * start over (-EAGAIN), and so does this.
+ */
+static long nopfn_test_fixup(struct nopfn_test_state *st, void __user *argp)
+{
+	struct mm_struct *mm = current->mm;
+	struct nopfn_test_query q;
+	struct vm_area_struct *vma;
+	unsigned int fault_flags;
+	bool unlocked;
+	int ret = 0;
+
+	if (copy_from_user(&q, argp, sizeof(q)))
+		return -EFAULT;
+	if (q.pad || (q.flags & ~NOPFN_TEST_Q_WRITE))
+		return -EINVAL;
+	if (!mm)
+		return -EFAULT;
+	fault_flags = (q.flags & NOPFN_TEST_Q_WRITE) ? FAULT_FLAG_WRITE : 0;
 
 	if (mmap_read_lock_killable(mm))
 		return -EINTR;
-	vma = vma_lookup(mm, q.addr);
-	if (!vma || !nopfn_test_vma(vma) || vma->vm_private_data != st) {
-		ret = -EFAULT;
-		goto out_unlock;
-	}
-	q.pgoff = linear_page_index(vma, q.addr);
-	if (!follow_pte(mm, q.addr, &ptep, &ptl)) {
-		pte = ptep_get(ptep);
-		pte_unmap_unlock(ptep, ptl);
-		q.pfn = pte_pfn(pte);
-		q.flags |= NOPFN_TEST_Q_PRESENT;
-		if (pte_write(pte))
-			q.flags |= NOPFN_TEST_Q_WRITE;
-		if (pfn_valid(q.pfn))
-			q.flags |= NOPFN_TEST_Q_PFN_VALID;
-	}
-	if (q.pgoff < NOPFN_TEST_MAX_PAGES) {
-		mutex_lock(&st->lock);
-		if (st->pages[q.pgoff].ram)
-			q.ram_pfn = page_to_pfn(st->pages[q.pgoff].ram);
-		mutex_unlock(&st->lock);
-	}
-out_unlock:
+	do {
+		vma = nopfn_test_find(st, mm, q.addr);
+		if (!vma) {
+			ret = -EFAULT;
+			break;
+		}
+		if (nopfn_test_fill(st, vma, &q))
+			break;
+		unlocked = false;
+		ret = fixup_user_fault(mm, q.addr, fault_flags, &unlocked);
+		if (ret)
+			break;
+		if (unlocked)
+			continue;	/* the VMA may be gone: look again */
+		vma = nopfn_test_find(st, mm, q.addr);
+		/* The fault was a success: then there is a PTE. */
+		if (!vma || !nopfn_test_fill(st, vma, &q))
+			ret = -ENODATA;
+		break;
+	} while (!fatal_signal_pending(current));
 	mmap_read_unlock(mm);
+	if (!ret && !(q.flags & NOPFN_TEST_Q_PRESENT))
+		ret = -EINTR;
 	if (ret)
 		return ret;
 	return copy_to_user(argp, &q, sizeof(q)) ? -EFAULT : 0;
@@ -925,6 +1001,8 @@ static long nopfn_test_ioctl(struct file *file, unsigned int cmd,
 		return 0;
 	case NOPFN_TEST_IOC_REVOKE:
 		return nopfn_test_revoke(file, st, argp);
+	case NOPFN_TEST_IOC_FIXUP:
+		return nopfn_test_fixup(st, argp);
 	default:
 		return -ENOTTY;
 	}

@@ -268,6 +268,20 @@ struct nopfn_test_query {
 #define NOPFN_TEST_IOC_REVOKE \
 	_IOW(NOPFN_TEST_IOC_MAGIC, 7, struct nopfn_test_pages)
 /*
+ * NOPFN_TEST_IOC_FIXUP: make the PTE of an address of the caller the way
+ * KVM and VFIO do for a VM_PFNMAP mapping: follow_pte(), and where there is
+ * no PTE, fixup_user_fault() (a write fault if @flags has
+ * NOPFN_TEST_Q_WRITE, the only flag it may have) and follow_pte() again,
+ * starting over where fixup_user_fault() released mmap_lock; then fill in
+ * struct nopfn_test_query as NOPFN_TEST_IOC_QUERY does. Errors: EINVAL,
+ * EFAULT (no mapping of this file at @addr, or fixup_user_fault() failed
+ * the fault: SIGBUS, a fatal signal), EINTR (a fatal signal), ENODATA
+ * (fixup_user_fault() returned success but follow_pte() found no PTE: KVM
+ * and VFIO would fail the page with EFAULT).
+ */
+#define NOPFN_TEST_IOC_FIXUP \
+	_IOWR(NOPFN_TEST_IOC_MAGIC, 8, struct nopfn_test_query)
+/*
  * The module parameter gate_waiting (/sys/module/nopfn_test/parameters/)
  * is @gate_waiting of struct nopfn_test_stats, readable without opening a
  * file (which would pin the module).
