@@ -89,6 +89,22 @@ static int prober_start(struct prober *t, volatile char *addr)
 	return pthread_create(&t->thread, NULL, prober_fn, t);
 }
 
+/* A thread that makes a PTE through fixup() (NOPFN_TEST_IOC_FIXUP). */
+struct fixer {
+	pthread_t thread;
+	int fd, ret;
+	char *addr;
+	struct nopfn_test_query q;
+};
+
+static void *fixer_fn(void *arg)
+{
+	struct fixer *f = arg;
+
+	f->ret = fixup(f->fd, f->addr, false, &f->q);
+	return NULL;
+}
+
 static long long read_param(const char *name)
 {
 	char path[128];
@@ -343,6 +359,77 @@ TEST_F(api, futex_op_through_fixup_user_fault)
 	ASSERT_EQ(0, munmap(m, psz));
 }
 
+/*
+ * fixup_user_fault() as KVM (hva_to_pfn_remapped()) and VFIO
+ * (follow_fault_pfn()) use it: a success must leave a PTE for their
+ * follow_pte(), also where ->nopfn() said NOPFN_REFAULT (twice here), and
+ * for a write fault a writable one.
+ */
+TEST_F(api, fixup_user_fault_after_refault_maps)
+{
+	struct nopfn_test_pages req = {
+		.first = 0, .count = 1,
+		.behaviour = NOPFN_TEST_SLEEP_REFAULT, .value = 2,
+	};
+	struct nopfn_test_query q;
+	struct counts s;
+	char *m;
+	int ret;
+
+	ASSERT_EQ(0, ioctl(self->fd, NOPFN_TEST_IOC_SET_PAGES, &req));
+	m = map_pages(self->fd, 1, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	ret = fixup(self->fd, m, true, &q);
+	s = stats(self->fd);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("fixup_user_fault() + follow_pte(): %s after %lld calls, %lld refaults%s",
+		       strerror(-ret), s.calls, s.ret_refault,
+		       ret == -ENODATA ?
+		       " (the fault succeeded and left no PTE)" : "");
+	}
+	ASSERT_TRUE(!!(q.flags & NOPFN_TEST_Q_PRESENT));
+	ASSERT_TRUE(!!(q.flags & NOPFN_TEST_Q_WRITE));
+	ASSERT_NE(0ULL, q.ram_pfn);
+	ASSERT_EQ(q.ram_pfn, q.pfn);
+	ASSERT_EQ(3, s.calls);
+	ASSERT_EQ(2, s.ret_refault);
+	ASSERT_EQ(1, s.ret_pfn);
+	ASSERT_EQ(0, munmap(m, psz));
+}
+
+/*
+ * The same where the PFN the handler looked up was revoked during the
+ * fault and the page then restored: the core installs nothing for the
+ * stale lookup (nopfn_read_begin()), and fixup_user_fault() must still end
+ * with the PTE of the page as it is now.
+ */
+TEST_F(api, fixup_user_fault_after_revoke_maps)
+{
+	struct fixer f = { .fd = self->fd };
+	struct counts s;
+
+	f.addr = map_page_with(_metadata, self->fd, NOPFN_TEST_GATE, 2000);
+	ASSERT_EQ(0, ioctl(self->fd, NOPFN_TEST_IOC_RESET_STATS));
+	ASSERT_EQ(0, pthread_create(&f.thread, NULL, fixer_fn, &f));
+	ASSERT_TRUE(wait_for_gate(20));
+	ASSERT_EQ(0, revoke_pages(self->fd, 0, 1));
+	ASSERT_EQ(0, set_pages(self->fd, 0, 1, NOPFN_TEST_RAM, 0));
+	ASSERT_EQ(0, ioctl(self->fd, NOPFN_TEST_IOC_WAKE));
+	pthread_join(f.thread, NULL);
+	s = stats(self->fd);
+	ASSERT_EQ(0, f.ret) {
+		TH_LOG("fixup_user_fault() + follow_pte(): %s after %lld calls%s",
+		       strerror(-f.ret), s.calls, f.ret == -ENODATA ?
+		       " (the fault succeeded and left no PTE)" : "");
+	}
+	ASSERT_TRUE(!!(f.q.flags & NOPFN_TEST_Q_PRESENT));
+	ASSERT_EQ(f.q.ram_pfn, f.q.pfn);
+	/* the stale lookup, then the page as restored */
+	ASSERT_EQ(2, s.calls);
+	ASSERT_EQ(2, s.ret_pfn);
+	ASSERT_EQ(0, munmap(f.addr, psz));
+}
+
 /* ---------------------------------------------------------------- GUP */
 
 /*
@@ -453,6 +540,135 @@ TEST_F(api, persistent_oom_is_sigbus)
 	ASSERT_EQ(0, munmap(m, psz));
 }
 
+/*
+ * The kernel's page allocation fault injection (CONFIG_FAIL_PAGE_ALLOC) for
+ * the calling thread only: its next @times page allocations fail, whatever
+ * their order and gfp mask. 0, or -errno (ENOENT: no fail_page_alloc in this
+ * kernel). fail_alloc_stop() puts every attribute back and returns how many
+ * failures were injected.
+ */
+#define FPA_DIR		"/sys/kernel/debug/fail_page_alloc/"
+static const char * const fpa_attr[] = {
+	"probability", "interval", "times", "space", "verbose", "task-filter",
+	"ignore-gfp-wait", "ignore-gfp-highmem", "min-order",
+};
+static char fpa_saved[ARRAY_SIZE(fpa_attr)][32];
+
+static int fail_alloc_start(unsigned int times)
+{
+	static const char * const set[][2] = {
+		{ "probability", "0" }, { "task-filter", "Y" },
+		{ "interval", "1" }, { "space", "0" }, { "verbose", "0" },
+		{ "ignore-gfp-wait", "N" }, { "ignore-gfp-highmem", "N" },
+		{ "min-order", "0" },
+	};
+	char path[96], val[16];
+	unsigned int i;
+
+	if (access(FPA_DIR "probability", W_OK))
+		return -errno;
+	for (i = 0; i < ARRAY_SIZE(fpa_attr); i++) {
+		snprintf(path, sizeof(path), FPA_DIR "%s", fpa_attr[i]);
+		if (read_file(path, fpa_saved[i], sizeof(fpa_saved[i])))
+			return -errno;
+	}
+	/* The allocation failure reports from here on are ours. */
+	if (kmsg_injection(true))
+		return -errno;
+	for (i = 0; i < ARRAY_SIZE(set); i++) {
+		snprintf(path, sizeof(path), FPA_DIR "%s", set[i][0]);
+		if (write_file(path, set[i][1]))
+			return -errno;
+	}
+	snprintf(val, sizeof(val), "%u", times);
+	if (write_file(FPA_DIR "times", val) ||
+	    write_file(FPA_DIR "probability", "100"))
+		return -errno;
+	/* Last: nothing allocates after this write has set the flag. */
+	if (write_file("/proc/thread-self/make-it-fail", "1"))
+		return -errno;
+	return 0;
+}
+
+static long long fail_alloc_stop(unsigned int times)
+{
+	char path[96];
+	long long left;
+	unsigned int i;
+
+	write_file("/proc/thread-self/make-it-fail", "0");
+	write_file(FPA_DIR "probability", "0");
+	left = read_number(FPA_DIR "times");
+	for (i = ARRAY_SIZE(fpa_attr); i-- > 0;) {
+		snprintf(path, sizeof(path), FPA_DIR "%s", fpa_attr[i]);
+		write_file(path, fpa_saved[i]);
+	}
+	kmsg_injection(false);
+	return left < 0 ? left : (long long)times - left;
+}
+
+/*
+ * The other out-of-memory source of a ->nopfn() fault: the handler found
+ * its PFN, but the page table to put it in could not be allocated
+ * (insert_pfn()'s VM_FAULT_OOM). It is treated as NOPFN_OOM is: SIGBUS,
+ * not a VM_FAULT_OOM that pagefault_out_of_memory() only retries with a
+ * "leaked out" warning. Page 0 is mapped twice, 4 MiB apart within one
+ * gigabyte: the first mapping's fault allocates the handler's page and
+ * the page tables above the second's, so the second's fault allocates
+ * exactly one page, its page table, and that allocation is made to fail.
+ */
+TEST_F(api, page_table_oom_is_sigbus)
+{
+	const size_t span = 4UL << 20, gig = 1UL << 30;
+	char *res, *a, *b, v = 0;
+	uintptr_t base;
+	long long injected;
+	siginfo_t si;
+	int sig, ret;
+
+	res = mmap(NULL, 4 * span, PROT_NONE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	ASSERT_NE(MAP_FAILED, res);
+	base = ((uintptr_t)res + span - 1) & ~(uintptr_t)(span - 1);
+	if ((base & ~(uintptr_t)(gig - 1)) !=
+	    ((base + span) & ~(uintptr_t)(gig - 1)))
+		base += span;
+	a = mmap((void *)base, psz, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, self->fd, 0);
+	ASSERT_EQ((void *)base, a);
+	b = mmap((void *)(base + span), psz, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, self->fd, 0);
+	ASSERT_EQ((void *)(base + span), b);
+	a[8] = 'p';
+
+	ret = fail_alloc_start(1);
+	if (ret == -ENOENT) {
+		ASSERT_EQ(0, munmap(res, 4 * span));
+		SKIP(return, "no fail_page_alloc in this kernel (CONFIG_FAIL_PAGE_ALLOC)");
+	}
+	sig = ret ? -1 : probe(b + 8, false, &v, &si);
+	injected = fail_alloc_stop(1);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("fail_page_alloc: %s", strerror(-ret));
+	}
+	ASSERT_EQ(1, injected) {
+		TH_LOG("%lld page allocations failed, want the page table's only",
+		       injected);
+	}
+	ASSERT_EQ(SIGBUS, sig) {
+		TH_LOG("the fault whose page table could not be allocated got signal %d (read '%c')",
+		       sig, v ? v : '0');
+	}
+	ASSERT_EQ(BUS_ADRERR, si.si_code);
+	ASSERT_EQ(fault_addr(b + 8), si.si_addr);
+	/* Not sticky: with memory, the same access maps the same page. */
+	ASSERT_EQ(0, probe(b + 8, false, &v, NULL));
+	ASSERT_EQ('p', v);
+	/* a's fault, b's that failed, b's again */
+	ASSERT_EQ(3, stats(self->fd).ret_pfn);
+	ASSERT_EQ(0, munmap(res, 4 * span));
+}
+
 /* ------------------------------------------------------------- revoke */
 
 /*
@@ -504,6 +720,65 @@ TEST_F(api, revoke_racing_fault)
 	ASSERT_EQ(1, s.ret_pfn);
 	ASSERT_EQ(1, s.ret_sigbus);
 	ASSERT_EQ(0, munmap(m, 2 * psz));
+}
+
+/*
+ * fork() copies the PTEs of a VM_PFNMAP mapping into the child: a revoke
+ * must zap the child's too (nopfn_revoke_range() goes through the file's
+ * mapping; zap_vma_ptes() on the revoker's VMA would not), so that the
+ * child's next access faults and gets NOPFN_SIGBUS instead of reaching the
+ * revoked page through its copied PTE.
+ */
+TEST_F(api, revoke_reaches_forked_child)
+{
+	int ready[2], go[2], status;
+	struct nopfn_test_query q;
+	pid_t pid;
+	char *m, c;
+
+	m = map_pages(self->fd, 1, 0, PROT_READ | PROT_WRITE, MAP_SHARED);
+	ASSERT_NE(NULL, m);
+	m[0] = 'f';
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct nopfn_test_query cq;
+		char v = 0;
+
+		/* The PTE came with fork(): no fault needed to see it. */
+		if (query(self->fd, m, &cq) ||
+		    !(cq.flags & NOPFN_TEST_Q_PRESENT))
+			_exit(2);
+		if (m[0] != 'f' || write(ready[1], "r", 1) != 1 ||
+		    read(go[0], &c, 1) != 1)
+			_exit(3);
+		if (query(self->fd, m, &cq) || (cq.flags & NOPFN_TEST_Q_PRESENT))
+			_exit(4);
+		_exit(probe(m, false, &v, NULL) == SIGBUS ? 0 : 1);
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(0, revoke_pages(self->fd, 0, 1));
+	ASSERT_EQ(0, query(self->fd, m, &q));
+	ASSERT_FALSE(!!(q.flags & NOPFN_TEST_Q_PRESENT));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status)) {
+		static const char * const why[] = {
+			"?", "read the revoked page", "no PTE after fork()",
+			"a pipe failed", "its PTE survived the revoke",
+		};
+
+		TH_LOG("child: %s", why[WEXITSTATUS(status) < 5 ?
+					 WEXITSTATUS(status) : 0]);
+	}
+	ASSERT_EQ(0, munmap(m, psz));
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
 }
 
 /* ---------------------------------------- the VMA goes during a wait */
@@ -638,6 +913,51 @@ TEST_F(api, sigkill_during_wait)
 	close(self->fd);
 	self->fd = -1;
 	ASSERT_NO_LEAK();
+}
+
+/*
+ * SIGKILL ends a system call whose uaccess waits in the handler: write()
+ * from a waiting page into a pipe (a read fault) and read() from a pipe
+ * into one (a write fault). The handler waits killably and returns
+ * NOPFN_REFAULT; the core must fail the kernel-mode fault for the fatal
+ * signal rather than repeat it until the 2 s wait is over.
+ */
+TEST_F(api, sigkill_during_uaccess_wait)
+{
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		int pipefd[2], status;
+		double t0, took;
+		pid_t pid;
+		char *m;
+
+		ASSERT_EQ(0, pipe(pipefd));
+		ASSERT_EQ(1, write(pipefd[1], "k", 1));
+		m = map_page_with(_metadata, self->fd,
+				  NOPFN_TEST_SLEEP_LOCKED, 2000);
+		ASSERT_EQ(0, ioctl(self->fd, NOPFN_TEST_IOC_RESET_STATS));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			if (i == 0)
+				_exit(write(pipefd[1], m, 1) == 1 ? 0 : 1);
+			_exit(read(pipefd[0], m, 1) == 1 ? 0 : 1);
+		}
+		ASSERT_TRUE(wait_for_calls(self->fd, 1, 20));
+		t0 = now_ms();
+		ASSERT_EQ(0, kill(pid, SIGKILL));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		took = now_ms() - t0;
+		diag("%s() from a waiting page: child gone %.0f ms after SIGKILL, %lld calls",
+		     i ? "read" : "write", took, stats(self->fd).calls);
+		ASSERT_TRUE(WIFSIGNALED(status));
+		ASSERT_EQ(SIGKILL, WTERMSIG(status));
+		ASSERT_GT(1000, took);
+		ASSERT_EQ(0, munmap(m, psz));
+		close(pipefd[0]);
+		close(pipefd[1]);
+	}
 }
 
 /* ----------------------------------------------------- other vm_ops */

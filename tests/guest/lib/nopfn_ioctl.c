@@ -49,6 +49,14 @@ int query(int fd, const void *addr, struct nopfn_test_query *q)
 	return ioctl(fd, NOPFN_TEST_IOC_QUERY, q) ? -errno : 0;
 }
 
+int fixup(int fd, const void *addr, bool write, struct nopfn_test_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->addr = (uintptr_t)addr;
+	q->flags = write ? NOPFN_TEST_Q_WRITE : 0;
+	return ioctl(fd, NOPFN_TEST_IOC_FIXUP, q) ? -errno : 0;
+}
+
 struct counts stats(int fd)
 {
 	struct nopfn_test_stats s;

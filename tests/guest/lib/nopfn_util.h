@@ -47,6 +47,11 @@ int set_return(int fd, uint64_t page, uint64_t value);
 int revoke_pages(int fd, uint64_t first, uint64_t count);
 int set_map_mode(int fd, uint32_t mode);
 int query(int fd, const void *addr, struct nopfn_test_query *q);
+/*
+ * The PTE of @addr made as KVM and VFIO make it: follow_pte(), else
+ * fixup_user_fault() and follow_pte() (NOPFN_TEST_IOC_FIXUP).
+ */
+int fixup(int fd, const void *addr, bool write, struct nopfn_test_query *q);
 
 /* struct nopfn_test_stats, signed: compared with plain numbers. */
 struct counts {
