@@ -1036,9 +1036,11 @@ static int __init nopfn_test_init(void)
 		}
 		carve_pfn = PHYS_PFN(carve_phys);
 		carve_pages = carve_size >> PAGE_SHIFT;
-		if (!nopfn_test_carve_unmanaged())
-			pr_warn("carve-out %#lx+%#lx is managed by the kernel: NOPFN_TEST_CARVE will fail\n",
-				carve_phys, carve_size);
+		if (!nopfn_test_carve_unmanaged()) {
+			pr_err("carve-out %#lx+%#lx is managed by the kernel (it has struct pages): not RAM hidden by mem=\n",
+			       carve_phys, carve_size);
+			return -EBUSY;
+		}
 	}
 	return misc_register(&nopfn_test_dev);
 }
