@@ -52,7 +52,8 @@ def outcome(case: str, status: str, known: bool = False) -> str:
     """A measured case's pass or known failure as "measured"; a KTAP
     "fail" of one only where the run recognised it as the documented
     miss (known: its pytest item is xfailed), else it stays a failure."""
-    if measured(case) and (status in ("passed", "xfailed", ktap.PASS) or
+    if measured(case) and (status in ("passed", "xfailed", "xpassed",
+                                      ktap.PASS) or
                            (status == ktap.FAIL and known)):
         return "measured"
     return status

@@ -141,12 +141,13 @@ class MatrixHooks:
         if rep.when == "call" or (rep.when == "setup" and not rep.passed):
             dur = dict(item.user_properties).get("guest_seconds",
                                                  rep.duration)
-            status = "xfailed" if getattr(rep, "wasxfail", None) is not \
-                None and rep.skipped else rep.outcome
+            xfail = getattr(rep, "wasxfail", None) is not None
+            status = "xfailed" if xfail and rep.skipped else \
+                "xpassed" if xfail and rep.passed else rep.outcome
             st.tests[item.name] = {"status": status,
                                    "duration": round(dur, 4),
                                    "nodeid": item.nodeid}
-            if status == "xfailed":
+            if status in ("xfailed", "xpassed"):
                 st.tests[item.name]["message"] = str(rep.wasxfail)[-4000:]
             elif not rep.passed:    # why, without the console log section
                 st.tests[item.name]["message"] = \

@@ -89,8 +89,8 @@ def _cell(cls_name: str, text: str, link: Optional[str],
 
 
 def _verdict_cell(run: Run, v: Verdict, page_dir: pathlib.Path) -> str:
-    label = {"regression": "REGRESSION", "fixed": "fixed"}.get(
-        v.category, v.status)
+    label = {"regression": "REGRESSION", "fixed": "fixed",
+             "xpassed": "XPASS", "xfailed": "known"}.get(v.category, v.status)
     extra = ""
     rl = href(run.results_path, v.rerun_log, page_dir)
     if rl:
@@ -172,7 +172,8 @@ def matrix_page(hist: History, cls: Classification,
     for t, row in targets.items():
         vs = per_target[t]
         counts = {c: sum(1 for v in vs if v.status == c)
-                  for c in ("passed", "failed", "flaky", "skipped")}
+                  for c in ("passed", "failed", "flaky", "skipped",
+                            "xfailed", "xpassed")}
         n = ", ".join(f"{k} {c}" for k, c in counts.items() if k == "passed"
                       or k == "failed" or c)
         link = href(run.results_path, f"{t}.html", page_dir)

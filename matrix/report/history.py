@@ -26,6 +26,8 @@ Classification of a run against history, per target and test:
   flaky       failed, then passed when rerun once
   failed      failed now and in the reference, or nothing to compare with
   fixed       passes now; failed in the reference
+  xpassed     a case its target is known to miss (known_failures) passed
+  xfailed     the target's documented miss of that case
   passed, skipped
 The reference is the named baseline run when there is one, otherwise the
 most recent earlier run in which that test on that target passed, failed
@@ -97,11 +99,11 @@ ADDED = (("metrics", "exact", "TEXT"), ("targets", "role", "TEXT"),
 # The role of a target the run left out (matrix/session/plan.py's Plan.left).
 LEFT = "left"
 
-PASSING = ("passed", "flaky")
-DECISIVE = ("passed", "failed", "flaky")
+PASSING = ("passed", "flaky", "xpassed")
+DECISIVE = ("passed", "failed", "flaky", "xpassed")
 # Display order: what needs a look first.
-ORDER = {"regression": 0, "flaky": 1, "failed": 2, "fixed": 3, "passed": 4,
-         "skipped": 5}
+ORDER = {"regression": 0, "flaky": 1, "failed": 2, "xpassed": 3, "fixed": 4,
+         "passed": 5, "xfailed": 6, "skipped": 7}
 
 
 class HistoryError(Exception):

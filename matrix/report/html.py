@@ -26,6 +26,8 @@ td.failed, li.failed { background: #ef9a9a; }
 td.regression, li.regression { background: #c62828; color: #ffffff;
   font-weight: bold; }
 td.flaky, li.flaky { background: #ffb300; }
+td.xpassed, li.xpassed { background: #4fc3f7; font-weight: bold; }
+td.xfailed, li.xfailed { background: #e1bee7; }
 td.none { background: #ffffff; color: #9e9e9e; }
 tr.regression th.test { border-left: 6px solid #c62828; }
 tr.flaky th.test { border-left: 6px solid #ffb300; }

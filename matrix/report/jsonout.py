@@ -18,7 +18,9 @@ with them; document() reads any results folder, a saved one too.
      "not_booted": {...}, "regressions": [...], "flaky": [...]}
 
 A result's status is the results folder's: passed, failed, skipped,
-flaky or xfailed; one that did not pass has its "message".
+flaky, xfailed (the target's documented miss) or xpassed (a pass of a
+case its target is known to miss); one that did not pass has its
+"message".
 """
 from __future__ import annotations
 

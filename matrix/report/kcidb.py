@@ -40,7 +40,9 @@ SCHEMA = pathlib.Path(__file__).resolve().parent / "schemas" / \
 VERSION = {"major": 5, "minor": 3}
 DEFAULT_ORIGIN = "nopfn"
 STATUS = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP",
-          "flaky": "FAIL", "error": "ERROR"}
+          "flaky": "FAIL", "error": "ERROR",
+          # a target's documented miss, and a pass of one
+          "xfailed": "FAIL", "xpassed": "PASS"}
 BUILD_STEPS = ("kernel", "modules", "tests", "busybox", "initramfs")
 # The pytest item whose KCIDB path a target that was not booted misses.
 BOOT_ITEM = "test_boot[{}]"

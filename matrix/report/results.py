@@ -81,7 +81,7 @@ def arch_record(m: "Matrix", name: str) -> dict:
             m.selftest_results.get(name, {})),
         "counts": {s: sum(1 for r in st.tests.values() if r["status"] == s)
                    for s in ("passed", "failed", "skipped", "flaky",
-                             "xfailed")},
+                             "xfailed", "xpassed")},
     }
     return rec
 
@@ -174,7 +174,9 @@ def summary_lines(s: dict) -> list[str]:
                    f"{c['failed']} failed, {c['skipped']} skipped"
                    + (f", {c['flaky']} flaky" if c.get("flaky") else "")
                    + (f", {c['xfailed']} known failures (xfail)"
-                      if c.get("xfailed") else "") +
+                      if c.get("xfailed") else "")
+                   + (f", {c['xpassed']} known failures passed (xpass)"
+                      if c.get("xpassed") else "") +
                    "; guest "
                    f"{a['guest_seconds']:.2f} s")
         if a.get("figures"):

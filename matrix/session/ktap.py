@@ -90,6 +90,38 @@ def _expectation_failed(res: "Result") -> None:
     res.status = FAIL
 
 
+# A measured case's miss of its bar (tests/guest/fault_bench.c): one
+# failed EXPECT, the figure on its own line, and the case ran to its end.
+_MISS = re.compile(r"\bmedian ([0-9.]+) (over|under) the bar ([0-9.]+)")
+_FAILED_STEP = re.compile(r"^#\s*\w+: Test failed at step #\d+$")
+
+
+def measured_miss(res: "Result") -> Optional[str]:
+    """The miss line if @res failed only by missing its bar, else None.
+
+    A known failure of a target (its file's known_failures) covers that
+    and nothing else: the case reported "not ok", exactly one expectation
+    failed, one line gives the median on the wrong side of the bar
+    ("median 10.5 under the bar 32.0"), and the case ended by failing a
+    step, not terminated by an assertion, a signal or a timeout."""
+    if res.status != FAIL:
+        return None
+    lines = [d.strip() for d in res.diagnostics]
+    expected = [ln for ln in lines if _EXPECTED.match(ln)]
+    misses = [(ln, m) for ln in lines for m in [_MISS.search(ln)] if m]
+    if len(expected) != 1 or len(misses) != 1:
+        return None
+    if not any(_FAILED_STEP.match(ln) for ln in lines) or \
+            any("Test terminated" in ln for ln in lines):
+        return None
+    line, m = misses[0]
+    figure, side, bar = float(m.group(1)), m.group(2), float(m.group(3))
+    if (side == "under") != (figure < bar) or figure == bar:
+        return None
+    msg = re.search(r":\d+:\w+:(.*)$", line)     # "# FILE:LINE:TEST:msg"
+    return msg.group(1).strip() if msg else line.lstrip("# ")
+
+
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 

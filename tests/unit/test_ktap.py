@@ -193,3 +193,62 @@ def test_program_args():
 def test_metric_integers_are_exact():
     m = ktap.metrics(["# METRIC fuzz.seed 2194960933338486915"])
     assert m["fuzz.seed"]["value"] == 2194960933338486915
+
+
+# A known failure covers only the documented miss: recorded output of
+# fault_bench's sparse case on riscv64 (CI, 2026-12-06), and the same case
+# failing other ways.
+MISS_HEAD = """TAP version 13
+1..1
+#  RUN           fault_bench.sparse_lazy_beats_eager ...
+# /w/tests/guest/fault_bench.c:799:sparse_lazy_beats_eager:eager/nopfn sparse: median 10.5, rounds 10.0 .. 11.0; issue's bar 32.0
+# /w/tests/guest/fault_bench.c:802:sparse_lazy_beats_eager:fault premium (a fault / an eager page): median 5.45, rounds 5.19 .. 5.70
+"""
+MISS_BAR = """# /w/tests/guest/fault_bench.c:805:sparse_lazy_beats_eager:Expected 0 (0) != med >= bar (0)
+# /w/tests/guest/fault_bench.c:806:sparse_lazy_beats_eager:eager/nopfn sparse median 10.5 under the bar 32.0
+"""
+MISS_END = """# sparse_lazy_beats_eager: Test failed at step #6
+#          FAIL  fault_bench.sparse_lazy_beats_eager
+not ok 1 fault_bench.sparse_lazy_beats_eager
+"""
+
+
+def miss_of(text: str):
+    return ktap.measured_miss(ktap.parse(text.splitlines()).results[0])
+
+
+def test_the_documented_miss_is_recognised_with_its_figure():
+    assert miss_of(MISS_HEAD + MISS_BAR + MISS_END) == \
+        "eager/nopfn sparse median 10.5 under the bar 32.0"
+    dense = ("TAP version 13\n1..1\n"
+             "# /w/fault_bench.c:762:nopfn_vs_vmf_dense:Expected 0 (0) != "
+             "med <= BAR_NOPFN_VS_VMF (0)\n"
+             "# /w/fault_bench.c:763:nopfn_vs_vmf_dense:median 1.290 over "
+             "the bar 1.05\n"
+             "# nopfn_vs_vmf_dense: Test failed at step #2\n"
+             "not ok 1 fault_bench.nopfn_vs_vmf_dense\n")
+    assert miss_of(dense) == "median 1.290 over the bar 1.05"
+
+
+def test_any_other_failure_of_a_measured_case_is_not_the_miss():
+    # terminated by a signal after the miss line
+    assert miss_of(MISS_HEAD + MISS_BAR + "# sparse_lazy_beats_eager: Test "
+                   "terminated unexpectedly by signal 11\n"
+                   "not ok 1 fault_bench.sparse_lazy_beats_eager\n") is None
+    # a timeout
+    assert miss_of(MISS_HEAD + "# sparse_lazy_beats_eager: Test terminated "
+                   "by timeout\nnot ok 1 fault_bench.sparse_lazy_beats_eager"
+                   "\n") is None
+    # a second failed expectation beside the bar's
+    assert miss_of(MISS_HEAD + "# /w/fault_bench.c:790:sparse_lazy_beats_"
+                   "eager:Expected 0 (0) == ret (-12)\n" + MISS_BAR +
+                   MISS_END) is None
+    # no figure: failed before it measured anything
+    assert miss_of(MISS_HEAD + "# /w/fault_bench.c:780:sparse_lazy_beats_"
+                   "eager:Expected 1 (1) == fig->done (0)\n" + MISS_END) \
+        is None
+    # a figure on the right side of its bar is no miss
+    assert miss_of(MISS_HEAD + MISS_BAR.replace("10.5 under", "40.5 under")
+                   + MISS_END) is None
+    # not a failure at all
+    assert miss_of("TAP version 13\n1..1\nok 1 fault_bench.x\n") is None

@@ -49,7 +49,8 @@ def test_write_per_arch_and_summary(tmp_path):
     assert arm["boot_seconds"] == [0.9]
     assert arm["tests"]["test_case[arm64-p-c]"]["status"] == "failed"
     assert arm["counts"] == {"passed": 1, "failed": 1, "skipped": 0,
-                             "flaky": 0, "xfailed": 0}
+                             "flaky": 0, "xfailed": 0,
+                             "xpassed": 0}
     assert arm["qemu_version"].startswith("QEMU emulator version")
     ia = json.loads((tmp_path / "ia64.json").read_text())
     assert ia["status"] == "build-only" and ia["qemu_version"] is None
