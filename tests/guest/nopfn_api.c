@@ -40,6 +40,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
 #pragma GCC diagnostic pop
+#include "fault_inject.h"
 #include "files.h"
 #include "kmsg_check.h"
 #include "nopfn_fixture.h"
@@ -547,64 +548,34 @@ TEST_F(api, persistent_oom_is_sigbus)
  * kernel). fail_alloc_stop() puts every attribute back and returns how many
  * failures were injected.
  */
-#define FPA_DIR		"/sys/kernel/debug/fail_page_alloc/"
-static const char * const fpa_attr[] = {
-	"probability", "interval", "times", "space", "verbose", "task-filter",
-	"ignore-gfp-wait", "ignore-gfp-highmem", "min-order",
-};
-static char fpa_saved[ARRAY_SIZE(fpa_attr)][32];
+static struct fault_inject fpa = { .dir = "/sys/kernel/debug/fail_page_alloc/" };
 
 static int fail_alloc_start(unsigned int times)
 {
-	static const char * const set[][2] = {
-		{ "probability", "0" }, { "task-filter", "Y" },
-		{ "interval", "1" }, { "space", "0" }, { "verbose", "0" },
-		{ "ignore-gfp-wait", "N" }, { "ignore-gfp-highmem", "N" },
-		{ "min-order", "0" },
-	};
-	char path[96], val[16];
-	unsigned int i;
+	int ret = fi_save(&fpa);
 
-	if (access(FPA_DIR "probability", W_OK))
-		return -errno;
-	for (i = 0; i < ARRAY_SIZE(fpa_attr); i++) {
-		snprintf(path, sizeof(path), FPA_DIR "%s", fpa_attr[i]);
-		if (read_file(path, fpa_saved[i], sizeof(fpa_saved[i])))
-			return -errno;
-	}
+	if (ret)
+		return ret;
 	/* The allocation failure reports from here on are ours. */
 	if (kmsg_injection(true))
 		return -errno;
-	for (i = 0; i < ARRAY_SIZE(set); i++) {
-		snprintf(path, sizeof(path), FPA_DIR "%s", set[i][0]);
-		if (write_file(path, set[i][1]))
-			return -errno;
-	}
-	snprintf(val, sizeof(val), "%u", times);
-	if (write_file(FPA_DIR "times", val) ||
-	    write_file(FPA_DIR "probability", "100"))
-		return -errno;
+	ret = fi_set(&fpa, 100, times);
+	if (ret)
+		return ret;
 	/* Last: nothing allocates after this write has set the flag. */
 	if (write_file("/proc/thread-self/make-it-fail", "1"))
 		return -errno;
 	return 0;
 }
 
-static long long fail_alloc_stop(unsigned int times)
+static long long fail_alloc_stop(void)
 {
-	char path[96];
-	long long left;
-	unsigned int i;
+	long long injected;
 
 	write_file("/proc/thread-self/make-it-fail", "0");
-	write_file(FPA_DIR "probability", "0");
-	left = read_number(FPA_DIR "times");
-	for (i = ARRAY_SIZE(fpa_attr); i-- > 0;) {
-		snprintf(path, sizeof(path), FPA_DIR "%s", fpa_attr[i]);
-		write_file(path, fpa_saved[i]);
-	}
+	injected = fi_restore(&fpa);
 	kmsg_injection(false);
-	return left < 0 ? left : (long long)times - left;
+	return injected;
 }
 
 /*
@@ -647,7 +618,7 @@ TEST_F(api, page_table_oom_is_sigbus)
 		SKIP(return, "no fail_page_alloc in this kernel (CONFIG_FAIL_PAGE_ALLOC)");
 	}
 	sig = ret ? -1 : probe(b + 8, false, &v, &si);
-	injected = fail_alloc_stop(1);
+	injected = fail_alloc_stop();
 	ASSERT_EQ(0, ret) {
 		TH_LOG("fail_page_alloc: %s", strerror(-ret));
 	}
