@@ -5,8 +5,10 @@ example module, docs/examples/mydriver/) must be clean:
 no error, no warning, no check, with two exceptions for the patches,
 each matched exactly:
 
-- UNKNOWN_COMMIT_ID on a Fixes: tag: checkpatch looks the commit up with
-  git, and the extracted linux-source tarball has no history;
+- UNKNOWN_COMMIT_ID on a Fixes: tag or on a line that names a commit the
+  way checkpatch asks ('commit 0123456789ab ("title'; the backports name
+  their upstream commit so): checkpatch looks the commit up with git,
+  and the extracted linux-source tarball has no history;
 - BAD_SIGN_OFF on Originally-by: (the credit to the 2006 code the series
   ports), a tag the kernel uses that is not in checkpatch's list.
 """
@@ -41,6 +43,8 @@ def checkpatch(tree: pathlib.Path, *args: str) -> subprocess.CompletedProcess:
 ALLOWED = [
     ("UNKNOWN_COMMIT_ID", r"Unknown commit id '[0-9a-f]{12}'",
      r"^Fixes: [0-9a-f]{12} \(\".+\"\)$"),
+    ("UNKNOWN_COMMIT_ID", r"Unknown commit id '[0-9a-f]{12}'",
+     r"^.*\bcommit [0-9a-f]{12} \(\"\S"),
     ("BAD_SIGN_OFF", r"Non-standard signature: Originally-by:",
      r"^Originally-by: [^<>]+ <[^<>@]+@[^<>]+>$"),
 ]
@@ -79,7 +83,14 @@ def test_checkpatch_filter_is_narrow():
     typo = ("WARNING:BAD_SIGN_OFF: Non-standard signature: Signed-of-by:\n"
             "#12: \nSigned-of-by: A <a@b.c>\n")
     other = "WARNING:LONG_LINE: line length of 90 exceeds 80 columns\n"
+    named = ("WARNING:UNKNOWN_COMMIT_ID: Unknown commit id '0b1d60d6dd9e', "
+             "maybe rebased or not pulled?\n#6: \n"
+             "Backport of upstream commit 0b1d60d6dd9e (\"riscv: Fix\n")
+    bare = ("WARNING:UNKNOWN_COMMIT_ID: Unknown commit id '0b1d60d6dd9e', "
+            "maybe rebased or not pulled?\n#6: \nsee 0b1d60d6dd9e\n")
     assert unexpected_reports(ok) == []
+    assert unexpected_reports(named) == []
+    assert len(unexpected_reports(bare)) == 1
     assert len(unexpected_reports(typo)) == 1
     assert len(unexpected_reports(other)) == 1
 

@@ -101,6 +101,8 @@ SERIES_C_FILES = {
     "arch/riscv/mm/fault.c": "CONFIG_RISCV",
     "arch/mips/mm/fault.c": "CONFIG_MIPS",
     "arch/mips/mm/cache.c": "CONFIG_MIPS",
+    "arch/sparc/mm/fault_64.c": "CONFIG_SPARC64",
+    "arch/ia64/mm/fault.c": "CONFIG_IA64",
     "drivers/char/mspec.c": "CONFIG_MSPEC",     # ia64's in-tree user
 }
 

@@ -134,12 +134,13 @@ def test_the_command_names_the_planted_patch(tmp_path, monkeypatch,
     names = [p.name for p, _ in tree.parse_series()]
     for p, _ in tree.parse_series():
         (series / p.name).write_text(p.read_text())
-    extra = ["0012-harmless.patch", "0013-breaks.patch",
-             "0014-harmless.patch"]
+    n = len(names)              # the series; n + 2 is the planted patch
+    bad = f"{n + 2:04d}-breaks.patch"
+    extra = [f"{n + 1:04d}-harmless.patch", bad, f"{n + 3:04d}-harmless.patch"]
     for name in extra:
         (series / name).write_text(PLANTED if "breaks" in name else
                                    f"Subject: [PATCH] {name}\n")
-    (series / "series").write_text("".join(f"{n}\n" for n in names + extra))
+    (series / "series").write_text("".join(f"{x}\n" for x in names + extra))
     runs = []
 
     def fake_run(cmd, cwd, capture_output, text):
@@ -150,7 +151,7 @@ def test_the_command_names_the_planted_patch(tmp_path, monkeypatch,
         prefix = folder.joinpath("series").read_text().split()
         res = pathlib.Path(opts["--results"])
         (res / "x86_64" / "boot1").mkdir(parents=True)
-        broken = "0013-breaks.patch" in prefix
+        broken = bad in prefix
         (res / "x86_64.json").write_text(json.dumps(rec(**{
             ITEM: "failed" if broken else "passed"})))
         return type("R", (), {"stdout": "", "stderr": "", "returncode":
@@ -158,29 +159,30 @@ def test_the_command_names_the_planted_patch(tmp_path, monkeypatch,
     monkeypatch.setattr(bisect.subprocess, "run", fake_run)
     root = tmp_path / "bisect"
     rc = bisect.main(["--arch", "amd64", "--test", ITEM, "--series",
-                      str(series), "--good", "11", "--results", str(root),
+                      str(series), "--good", str(n), "--results", str(root),
                       "--no-install"], ["--reruns", "0"])
     out = capsys.readouterr().out
     assert rc == 0, out
-    assert "first bad patch: 13 of 14, 0013-breaks.patch" in out
+    assert f"first bad patch: {n + 2} of {n + 3}, {bad}" in out
     assert "mm: every ->nopfn() fault is SIGBUS" in out
     assert f"{ITEM} failed: {ITEM} says why" in out
-    assert f"log: {root / 'step-013' / 'x86_64/boot1/p.ktap'}" in out
-    assert "with 12 patches it passes" in out
-    # the endpoints, then the halves: 14, 11, 12, 13
+    assert f"log: {root / f'step-{n + 2:03d}' / 'x86_64/boot1/p.ktap'}" \
+        in out
+    assert f"with {n + 1} patches it passes" in out
+    # the endpoints, then the halves
     steps = [int(pathlib.Path(dict(zip(c[4::2], c[5::2]))["--series"])
                  .name.split("-")[1]) for c in runs]
-    assert steps == [14, 11, 12, 13]
+    assert steps == [n + 3, n, n + 1, n + 2]
     cmd = runs[0]
     assert cmd[cmd.index("--arch") + 1] == "x86_64"
     assert "--no-install" in cmd
     assert cmd[cmd.index("--") + 1:] == ["-k", ITEM, "--reruns", "0"]
     # refused: the good end fails too
     rc = bisect.main(["--arch", "x86_64", "--test", ITEM, "--series",
-                      str(series), "--good", "13", "--results",
+                      str(series), "--good", str(n + 2), "--results",
                       str(tmp_path / "again")], [])
     assert rc == 1
-    assert "fails already with 13 patches" in capsys.readouterr().err
+    assert f"fails already with {n + 2} patches" in capsys.readouterr().err
 
 
 def test_bad_arguments_exit_2(capsys):
