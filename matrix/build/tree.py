@@ -143,6 +143,10 @@ class Tree:
         """The tree of the first n patches of this series (not built)."""
         return Tree(self.cache, self.series_dir, self.patches[:n])
 
+    def pristine(self) -> pathlib.Path:
+        """The extracted tree without the series (extracted if needed)."""
+        return self._pristine()
+
     def _pristine(self) -> pathlib.Path:
         entry = self.cache.entry("trees", "pristine", self.inputs["tarball"])
         top = entry.path / "linux-source-6.1"
