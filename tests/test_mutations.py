@@ -6,6 +6,9 @@ A patch's header says which tests to run and which must catch it:
 
     Target: kernel              the patch applies to the kernel tree after
                                 the series (default: to driver/)
+    Arch: <target>              the target it runs on, instead of
+                                NOPFN_MUTATION_ARCH's (a case that only a
+                                debug kernel can run)
     Run: <pytest -k expression>
     Must-fail: <test name>      each of these fails
     Caught-by: <test name>      at least one of these fails
@@ -46,11 +49,12 @@ SERIES_DIR = REPO / "kernel" / "patches"
 
 def header(patch: pathlib.Path, arch: str = "x86_64") -> dict[str, list[str]]:
     out: dict[str, list[str]] = {"Run": [], "Must-fail": [], "Caught-by": [],
-                                 "Target": []}
+                                 "Target": [], "Arch": []}
     for line in patch.read_text().splitlines():
         if line.startswith("--- "):
             break
-        m = re.match(r"^(Run|Must-fail|Caught-by|Target):\s*(.+)$", line)
+        m = re.match(r"^(Run|Must-fail|Caught-by|Target|Arch):\s*(.+)$",
+                     line)
         if m:
             out[m.group(1)].append(m.group(2).replace("{arch}", arch))
     return out
@@ -64,6 +68,9 @@ def test_every_mutation_says_what_catches_it():
         assert len(h["Run"]) == 1, f"{p.name}: one Run: line"
         assert h["Must-fail"] or h["Caught-by"], f"{p.name}: names no test"
         assert h["Target"] in ([], ["kernel"]), f"{p.name}: Target: kernel"
+        assert len(h["Arch"]) <= 1, f"{p.name}: one Arch: line at most"
+        for a in h["Arch"]:
+            assert a in archspec.load_all(), f"{p.name}: unknown Arch: {a}"
         kinds["kernel" if h["Target"] else "driver"] += 1
     assert kinds["kernel"] >= 3 and kinds["driver"] >= 3, kinds
 
@@ -78,8 +85,14 @@ def _kernel_series(tmp_path: pathlib.Path, patch: pathlib.Path) -> str:
     return str(series)
 
 
-@pytest.mark.parametrize("target", ARCHES)
-@pytest.mark.parametrize("patch", MUTATIONS, ids=[p.stem for p in MUTATIONS])
+def cases() -> list:
+    """(patch, target): each mutation on its Arch:, else on each of
+    NOPFN_MUTATION_ARCH's targets."""
+    return [pytest.param(p, t, id=f"{p.stem}-{t}")
+            for p in MUTATIONS for t in (header(p)["Arch"] or ARCHES)]
+
+
+@pytest.mark.parametrize("patch,target", cases())
 def test_mutation_is_caught(tmp_path, patch, target):
     arch = target
     if arch not in SELECTED:
