@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 import shlex
+import shutil
 import subprocess
 import tempfile
 
@@ -70,6 +71,8 @@ def probe_size(command: list[str], build: pathlib.Path, src_in_cmd: str,
     src."""
     cmd = [w.replace(src_in_cmd, str(src)) for w in command]
     nm = cmd[0][:-len("gcc")] + "nm"
+    if not shutil.which(nm):        # a built compiler, Debian's binutils
+        nm = pathlib.Path(nm).name
     with tempfile.TemporaryDirectory(prefix="nopfn-layout-") as tmp:
         c = pathlib.Path(tmp, "probe.c")
         o = pathlib.Path(tmp, "probe.o")
