@@ -65,6 +65,13 @@ HOST = [
     Need("apt-get", "apt"),
 ]
 
+# tests/test_coccicheck.py: spatch, and the OCaml compiler that the
+# scripts with an OCaml part (badzero, check_bq27xxx_data) need
+COCCI = [
+    Need("spatch", "coccinelle"),
+    Need("ocamlopt", "ocaml-nox"),
+]
+
 PYTHON = [
     Need("/usr/lib/python3/dist-packages/labgrid", "python3-labgrid"),
     Need("/usr/lib/python3/dist-packages/pytest", "python3-pytest"),
