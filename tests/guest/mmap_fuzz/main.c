@@ -8,7 +8,7 @@
  *
  * matrix-args: --seconds 10 --seed {seed}
  * matrix-cases: sequences_match_model counters_back kernel_log_clean
- *   exec_mappings_without_struct_page
+ *   exec_mappings_without_struct_page ran_enough
  *
  * Sequence I of seed S is generated from splitmix64(S + I): up to 48
  * operations among open/close of a device, mmap() (lengths 0, unaligned,
@@ -30,6 +30,12 @@
  * failures per type), nopfn_test's module-wide counters (states, RAM
  * pages) and the injection knob. After the process exited every counter
  * must be back and the kernel log must have no new report.
+ *
+ * A timed run must also have done something: at least MIN_SEQ_PER_10S
+ * sequences per 10 s, and MIN_OPS_PER_SEQ operations per sequence on
+ * average (ran_enough). The slowest guest measured, x86_64-debug under
+ * TCG, did 27 sequences and 660 operations in 10 s; a sequence that
+ * ends at its first operation every time (a broken setup) averages 1.
  *
  * On a difference, a crash, a hang, a leak or a kernel report the program
  * minimizes the sequence (delta debugging: subsequences re-run in fresh
@@ -260,6 +266,10 @@ struct env env;
 
 static uint64_t opt_seed;
 static unsigned int opt_seconds = 10;
+
+/* ran_enough's floors (see the top of this file) */
+#define MIN_SEQ_PER_10S		10
+#define MIN_OPS_PER_SEQ		5
 static long opt_sequence = -1;
 static char *opt_ops;
 
@@ -550,7 +560,7 @@ int main(int argc, char **argv)
 	ksft_print_header();
 	if (!have_mspec() || access(dev_file[D_NOPFN], R_OK | W_OK))
 		ksft_exit_skip("mspec or nopfn_test module, or debugfs, not available\n");
-	ksft_set_plan(4);
+	ksft_set_plan(5);
 	ksft_print_msg("seed %llu, %u s\n", (unsigned long long)opt_seed,
 		       opt_seconds);
 	printf("# METRIC fuzz.seed %llu\n", (unsigned long long)opt_seed);
@@ -661,6 +671,24 @@ int main(int argc, char **argv)
 		ksft_test_result_fail("exec_mappings_without_struct_page\n");
 	} else {
 		ksft_test_result_pass("exec_mappings_without_struct_page\n");
+	}
+
+	/* 5: the run did something. */
+	if (opt_sequence >= 0) {
+		ksft_test_result_skip("ran_enough: a replay runs one sequence\n");
+	} else if (failed) {
+		ksft_test_result_skip("ran_enough: the run stopped at the failing sequence\n");
+	} else {
+		unsigned long want = MIN_SEQ_PER_10S * opt_seconds / 10;
+
+		if (sequences < want || ops_total < MIN_OPS_PER_SEQ * sequences) {
+			ksft_print_msg("ran_enough: %lu sequences (at least %lu), %lu operations (at least %d per sequence)\n",
+				       sequences, want, ops_total,
+				       MIN_OPS_PER_SEQ);
+			ksft_test_result_fail("ran_enough\n");
+		} else {
+			ksft_test_result_pass("ran_enough\n");
+		}
 	}
 
 	for (i = 0; i < NKINDS; i++)

@@ -51,6 +51,7 @@
 #define UNSEEN_MAX	8
 #define LOST_RESUME_MAX	16
 #define UNSEEN_SHARE	10
+#define OPS_KIND_MIN	10	/* all_operations_ran: each kind at least */
 #define MAX_THREADS	16
 #define NSLOTS		6	/* private slots per hammer thread */
 #define SLOT_PAGES	8	/* pages reserved per slot */
