@@ -97,12 +97,6 @@ def test_series_files_compiled(matrix, arch):
     assert not missing, f"not compiled with W=1: {missing}"
 
 
-# What the series may add to struct vm_fault, by sizeof(long): nothing on
-# 64-bit; on 32-bit the u8 nopfn_state (patch 11), which 64-bit keeps in
-# the hole after flags, rounded up to 4 bytes (patch 12's message).
-VM_FAULT_GROWTH = {8: 0, 4: 4}
-
-
 @item(Phase.SERIES, role="both")
 def test_series_vm_fault_size(matrix, arch):
     """The series does not grow struct vm_fault, which every fault builds
@@ -114,11 +108,9 @@ def test_series_vm_fault_size(matrix, arch):
     sizes = layout.vm_fault_sizes(
         art.kernel_log.parent / "build", tree.src, tree.pristine(),
         (matrix.builder.cache.root / "stable" / "src",))
-    allowed = VM_FAULT_GROWTH[sizes.long_bytes]
-    assert sizes.growth <= allowed, (
+    assert sizes.growth <= 0, (
         f"struct vm_fault: {sizes.pristine} bytes in 6.1, {sizes.patched} "
-        f"with the series (+{sizes.growth}; at most +{allowed} with "
-        f"{sizes.long_bytes}-byte longs)")
+        f"with the series (+{sizes.growth}, {sizes.long_bytes}-byte longs)")
 
 
 @item(Phase.BUILD, role="check")
