@@ -1,75 +1,116 @@
-"""matrix/build/layout.py: the mm/memory.o command it reuses, and the
-size it reads."""
+"""The harness's shape: matrix/ in packages by job, each importing only
+its own modules and the layers below it, with no import circle, and no
+module over 500 lines.
+
+  spec     what the matrix is: architecture files, packages
+  build    what a target needs, built and cached
+  session  what a run does with its targets: plan, guests, KTAP
+  report   what a run leaves: results, history, dashboard, KCIDB
+  lab      beyond one machine: LAVA, boards for the tests
+  plugin   the pytest plugin
+  (top)    the command line (with parse and bisect) and the benchmarks
+"""
+import ast
 import pathlib
-import shutil
-import subprocess
 
-import pytest
-
-from matrix.build import layout
-from matrix.build.log import BuildError
-
-CMD = ("cmd_mm/memory.o := ccache gcc -Wp,-MMD,mm/.memory.o.d -nostdinc "
-       "-I/s/src/arch/x86/include -I./arch/x86/include/generated "
-       "-I/s/src/include -I./include -D__KERNEL__ "
-       "-DKBUILD_MODFILE='\"mm/memory\"' -Os -c -o mm/memory.o "
-       "/s/src/mm/memory.c   ; ./tools/objtool/objtool --orc mm/memory.o\n"
-       "\nsource_mm/memory.o := ../src/mm/memory.c\n")
+REPO = pathlib.Path(__file__).resolve().parents[2]
+MATRIX = REPO / "matrix"
+LAYERS = {"spec": 0, "build": 1, "session": 2, "report": 3, "lab": 3,
+          "plugin": 4, "": 5}
+MAX_LINES = 500
 
 
-def build_dir(tmp: pathlib.Path, text: str = CMD) -> pathlib.Path:
-    (tmp / "mm").mkdir()
-    (tmp / "mm" / ".memory.o.cmd").write_text(text)
-    return tmp
+def modules() -> dict[str, pathlib.Path]:
+    """Dotted name (below matrix) -> file."""
+    out = {}
+    for p in sorted(MATRIX.rglob("*.py")):
+        rel = p.relative_to(MATRIX).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = p
+    return out
 
 
-def test_the_command_loses_its_input_output_and_dependency_file(tmp_path):
-    cmd = layout.memory_o_command(build_dir(tmp_path))
-    assert cmd[0] == "gcc"
-    assert "-Os" in cmd and "-I/s/src/include" in cmd
-    assert "-DKBUILD_MODFILE=\"mm/memory\"" in cmd
-    for gone in ("ccache", "-c", "-o", "mm/memory.o", "/s/src/mm/memory.c",
-                 "-Wp,-MMD,mm/.memory.o.d", ";", "--orc"):
-        assert gone not in cmd, gone
+def imports(name: str, path: pathlib.Path, known: set[str]) -> set[str]:
+    """The matrix modules that module @name imports (anywhere in it)."""
+    pkg = name.split(".")[:-1] if path.name != "__init__.py" else \
+        name.split(".")
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg[:len(pkg) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            elif node.module and node.module.split(".")[0] == "matrix":
+                mod = node.module[len("matrix."):] if \
+                    node.module != "matrix" else ""
+            else:
+                continue
+            for alias in node.names:
+                sub = f"{mod}.{alias.name}" if mod else alias.name
+                out.add(sub if sub in known else mod)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("matrix."):
+                    out.add(alias.name[len("matrix."):])
+    return {m for m in out if m in known and m != name}
 
 
-def test_no_memory_o_is_a_clear_error(tmp_path):
-    with pytest.raises(BuildError, match="mm/memory.o was not compiled"):
-        layout.memory_o_command(tmp_path)
+def package(name: str) -> str:
+    return name.split(".")[0] if "." in name else ""
 
 
-def test_a_command_without_a_compiler_is_refused(tmp_path):
-    with pytest.raises(BuildError, match="no compiler command"):
-        layout.memory_o_command(build_dir(tmp_path, "cmd_x := true\n"))
+def graph() -> dict[str, set[str]]:
+    mods = modules()
+    return {n: imports(n, p, set(mods)) for n, p in mods.items()}
 
 
-def test_a_build_that_names_neither_tree_is_refused(tmp_path):
-    b = build_dir(tmp_path)
-    (b / ".config").write_text("CONFIG_64BIT=y\n")
-    with pytest.raises(BuildError, match="names none of"):
-        layout.vm_fault_sizes(b, pathlib.Path("/elsewhere"),
-                              pathlib.Path("/pristine"))
+def test_every_package_is_a_known_layer():
+    pkgs = {package(n) for n in modules()}
+    assert pkgs <= set(LAYERS), f"give {pkgs - set(LAYERS)} a layer"
+    assert len([p for p in pkgs if p]) >= 4
 
 
-@pytest.mark.skipif(not shutil.which("gcc"), reason="needs the host gcc")
-def test_the_size_is_the_symbol_size(tmp_path):
-    """A stand-in tree whose linux/mm.h defines struct vm_fault: the
-    probe's symbol has its size, with each tree swapped in."""
-    trees = {}
-    for name, body in (("pristine", "long a[14];"),
-                       ("patched", "long a[16];")):
-        inc = tmp_path / name / "include" / "linux"
-        inc.mkdir(parents=True)
-        (inc / "mm.h").write_text(f"struct vm_fault {{ {body} }};\n")
-        trees[name] = tmp_path / name
-    b = tmp_path / "build"
-    b.mkdir()
-    build_dir(b, f"cmd_mm/memory.o := gcc -I{trees['patched']}/include "
-                 f"-c -o mm/memory.o {trees['patched']}/mm/memory.c\n")
-    (b / ".config").write_text("CONFIG_64BIT=y\n")
-    sizes = layout.vm_fault_sizes(b, trees["patched"], trees["pristine"])
-    word = int(subprocess.run(["gcc", "-dM", "-E", "-"], input="",
-                              capture_output=True, text=True).stdout
-               .split("__SIZEOF_LONG__ ")[1].split()[0])
-    assert (sizes.pristine, sizes.patched) == (14 * word, 16 * word)
-    assert sizes.growth == 2 * word and sizes.long_bytes == 8
+def test_nothing_imports_upward_or_sideways():
+    bad = []
+    for name, deps in graph().items():
+        own = package(name)
+        for d in deps:
+            other = package(d)
+            if other == own:
+                continue
+            if LAYERS[other] >= LAYERS[own]:
+                bad.append(f"{name} imports {d}")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_import_circle():
+    g = graph()
+    seen: dict[str, int] = {}      # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(n: str) -> list[str]:
+        seen[n] = 1
+        path.append(n)
+        for d in sorted(g[n]):
+            if seen.get(d) == 1:
+                return path[path.index(d):] + [d]
+            if d not in seen:
+                cycle = visit(d)
+                if cycle:
+                    return cycle
+        seen[n] = 2
+        path.pop()
+        return []
+
+    for n in sorted(g):
+        if n not in seen:
+            cycle = visit(n)
+            assert not cycle, " -> ".join(cycle)
+
+
+def test_no_module_over_500_lines():
+    long = {str(p.relative_to(REPO)): n for p in MATRIX.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert not long, long
