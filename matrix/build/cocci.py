@@ -88,6 +88,7 @@ class Coccicheck:
         self.tree = tree
         self.jobs = jobs or os.cpu_count() or 1
         self.version = spatch_version()
+        self.scripts, self.not_run = self._runnable()
 
     def _run(self, src: pathlib.Path, rel: str, script: Script
              ) -> list[str]:
@@ -127,7 +128,7 @@ class Coccicheck:
                            command=cmd)
             return reports
 
-    def runnable(self) -> tuple[list[Script], list[tuple[str, str]]]:
+    def _runnable(self) -> tuple[list[Script], list[tuple[str, str]]]:
         """The scripts this spatch can run, and those it cannot, why."""
         ok, not_run = [], []
         for s in scripts(self.tree.src):
@@ -143,7 +144,7 @@ class Coccicheck:
         have (for the same script, line numbers aside)."""
         patched = self.tree.src
         pristine = self.tree.pristine()
-        run, _ = self.runnable()
+        run = self.scripts
         with concurrent.futures.ThreadPoolExecutor(self.jobs) as pool:
             got = dict(zip(run, pool.map(
                 lambda s: self._run(patched, rel, s), run)))

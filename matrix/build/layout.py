@@ -28,7 +28,6 @@ SYMBOL = "nopfn_probe_vm_fault"
 class Sizes:
     pristine: int
     patched: int
-    long_bytes: int         # sizeof(long) on the target
 
     @property
     def growth(self) -> int:
@@ -104,8 +103,5 @@ def vm_fault_sizes(build: pathlib.Path, patched: pathlib.Path,
         raise BuildError(f"the mm/memory.o command of {build} names none of "
                          f"{[str(p) for p in (*aliases, patched)]}")
     src_in_cmd = named[0]
-    config = (build / ".config").read_text()
-    long_bytes = 8 if "CONFIG_64BIT=y" in config.splitlines() else 4
     return Sizes(pristine=probe_size(cmd, build, src_in_cmd, pristine),
-                 patched=probe_size(cmd, build, src_in_cmd, patched),
-                 long_bytes=long_bytes)
+                 patched=probe_size(cmd, build, src_in_cmd, patched))
