@@ -19,7 +19,8 @@ import pathlib
 import sys
 from typing import Optional
 
-from .build.programs import TestProgram, describe, discover_tests
+from .build.programs import TestProgram, all_programs
+from .build.tree import parse_series
 from .session import ktap
 from .session.matrix import name_results
 
@@ -135,7 +136,7 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     try:
         user = pathlib.Path(args.user_tests) if args.user_tests else None
-        programs = [describe(n, s) for n, s in discover_tests(user)]
+        programs = all_programs(user, parse_series())
     except Exception as exc:      # noqa: BLE001 - a bad --user-tests
         print(f"matrix parse: {exc}", file=sys.stderr)
         return 2

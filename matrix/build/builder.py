@@ -15,12 +15,12 @@ from . import progress
 from . import toolchain
 from ..spec.arch import Arch
 from .kernel import CompileCheck, KernelBuild, TreeBuild
-from .tree import Tree
+from .tree import SERIES_DIR, Tree, parse_series
 from .log import BuildError
 from .busybox import busybox
 from .initramfs import build_initramfs
 from .modules import DRIVER_DIR, Modules, build_modules
-from .programs import TestProgram, build_tests, describe, discover_tests
+from .programs import TestProgram, all_programs, build_tests
 
 
 @dataclasses.dataclass
@@ -51,9 +51,11 @@ NOT_CACHED = "not built"
 NO_COMPILER = "no compiler yet"
 
 
-def expected_programs(user_dir: Optional[pathlib.Path]) -> list[TestProgram]:
+def expected_programs(user_dir: Optional[pathlib.Path],
+                      series_dir: Optional[pathlib.Path] = None
+                      ) -> list[TestProgram]:
     """The test programs and their KTAP cases, known before any build."""
-    return [describe(n, s) for n, s in discover_tests(user_dir)]
+    return all_programs(user_dir, parse_series(series_dir or SERIES_DIR))
 
 
 class Builder:

@@ -56,6 +56,16 @@ def build_initramfs(arch: Arch, cache: cachemod.Cache, bb: pathlib.Path,
                    0o644)
         w.file("modules/order", ("\n".join(mods.names) + "\n").encode(),
                0o644)
+        # the kernel's own modules also where modules_install puts them,
+        # where their selftests look for them (nopfn-tests reloads
+        # test_nopfn)
+        made = set()
+        for n, path in sorted(mods.installed.items()):
+            for parent in reversed(pathlib.PurePosixPath(path).parents):
+                if str(parent) != "." and str(parent) not in made:
+                    w.directory(str(parent))
+                    made.add(str(parent))
+            w.symlink(path, f"/modules/{n}.ko")
         for p in progs:
             if p.binary:
                 w.file(f"tests/{p.name}", p.binary.read_bytes(), 0o755)

@@ -104,6 +104,7 @@ SERIES_C_FILES = {
     "arch/sparc/mm/fault_64.c": "CONFIG_SPARC64",
     "arch/ia64/mm/fault.c": "CONFIG_IA64",
     "drivers/char/mspec.c": "CONFIG_MSPEC",     # ia64's in-tree user
+    "lib/test_nopfn.c": "CONFIG_TEST_NOPFN",    # the series' test module
 }
 
 # ARCH= values whose source folder under arch/ is named otherwise

@@ -21,6 +21,10 @@ DRIVER_DIR = REPO / "driver"
 # module parameters that a driver folder gives its modules (its own, or
 # the architecture files' for the repository's): see driver_params()
 PARAMS_FILE = "module-params.yaml"
+# The modules the kernel itself builds (=m in kernel/config/common.config),
+# loaded before the driver folder's: the series' test module, which its
+# kselftest (tools/testing/selftests/vm/nopfn-tests) drives.
+TREE_MODULES = ["test_nopfn"]
 
 
 @dataclasses.dataclass
@@ -30,6 +34,11 @@ class Modules:
     warnings: list[str]         # the driver's: none is allowed
     log: pathlib.Path
     cached: bool
+    # the kernel's own modules among names (TREE_MODULES; none for a
+    # compile check, which builds no module of the tree), and where
+    # modules_install puts each (lib/modules/RELEASE/kernel/...)
+    tree: list[str] = dataclasses.field(default_factory=list)
+    installed: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 _MISSING_DIR = re.compile(r"^cc1: warning: (\S+): No such file or directory "
@@ -169,10 +178,37 @@ def params_for(arch: Arch, module: str,
     return arch.module_params.get(module, "")
 
 
+def tree_modules(kb: TreeBuild, where: pathlib.Path
+                 ) -> tuple[list[str], dict[str, str]]:
+    """The kernel's own modules (TREE_MODULES), built with it, copied to
+    @where: (their names, the path of each below / as modules_install
+    puts it). None for a compile check; BuildError when the kernel's
+    modules.order lists others than TREE_MODULES."""
+    order = kb.out / "modules.order"
+    if kb.STEP != "kernels":
+        return [], {}
+    rels = [ln.strip() for ln in order.read_text().splitlines()
+            if ln.strip()] if order.is_file() else []
+    built = {pathlib.PurePath(r).stem: r for r in rels}
+    if sorted(built) != sorted(TREE_MODULES):
+        raise BuildError(f"the kernel built the modules {sorted(built)}, "
+                         f"matrix/build/modules.py TREE_MODULES says "
+                         f"{TREE_MODULES}: set them =m in "
+                         "kernel/config/common.config, or the list")
+    release = (kb.out / "include/config/kernel.release").read_text().strip()
+    installed = {}
+    for n in TREE_MODULES:
+        rel = str(pathlib.PurePath(built[n]).with_suffix(".ko"))
+        shutil.copy2(kb.out / rel, where / f"{n}.ko")
+        installed[n] = f"lib/modules/{release}/kernel/{rel}"
+    return list(TREE_MODULES), installed
+
+
 def build_modules(kb: TreeBuild, cache: cachemod.Cache,
                   driver_dir: pathlib.Path = DRIVER_DIR) -> Modules:
     """The modules of driver_dir (the repository's driver/, or another
-    copy of it, e.g. a mutated one) built against the kernel with W=1."""
+    copy of it, e.g. a mutated one) built against the kernel with W=1,
+    after the kernel's own (tree_modules())."""
     # the parameters file is no input of the build: insmod reads it
     files = [f for f in cachemod.tree_files(driver_dir)
              if f != driver_dir / PARAMS_FILE] if driver_dir.exists() else []
@@ -198,15 +234,22 @@ def build_modules(kb: TreeBuild, cache: cachemod.Cache,
                 names = read_order(src / "modules.order")
             else:
                 log.write_text("no Kbuild in driver/: no modules\n")
-            kos = []
+            tree, installed = tree_modules(kb, entry.path)
+            clash = sorted(set(tree) & set(names))
+            if clash:
+                raise BuildError(f"driver modules {clash}: the kernel has "
+                                 "modules of these names", log)
+            kos = [f"{n}.ko" for n in tree]
             for n in names:
                 found = list(src.rglob(f"{n}.ko"))
                 if not found:
                     raise BuildError(f"module {n}.ko not found", log)
                 shutil.copy2(found[0], entry.path / f"{n}.ko")
                 kos.append(f"{n}.ko")
-            mine, tree = split_module_warnings(log.read_text(),
-                                               entry.path / "src", kb.out)
-            meta = entry.complete(kos, names=names, warnings=mine,
-                                  tree_warnings=tree)
-    return Modules(entry.path, meta["names"], meta["warnings"], log, cached)
+            mine, tree_w = split_module_warnings(log.read_text(),
+                                                 entry.path / "src", kb.out)
+            meta = entry.complete(kos, names=tree + names, warnings=mine,
+                                  tree_warnings=tree_w, tree=tree,
+                                  installed=installed)
+    return Modules(entry.path, meta["names"], meta["warnings"], log, cached,
+                   meta.get("tree", []), meta.get("installed", {}))

@@ -14,7 +14,7 @@ from ..spec.arch import Arch
 from .kernel import compiler_id, warnings_in
 from .log import BuildError
 from .modules import DRIVER_DIR
-from .tree import Tree
+from .tree import Patch, Tree, added_file
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 GUEST_TESTS = REPO / "tests" / "guest"
@@ -30,6 +30,7 @@ class TestProgram:
     error: str                  # compiler output when it did not build
     warnings: list[str]
     args: str = ""              # from a "matrix-args:" line in the source
+    tree: bool = False          # a selftest of the patched tree (TREE_PROGRAMS)
 
 
 _TEST_RE = re.compile(
@@ -147,22 +148,59 @@ def program_cases(source: str) -> list[str]:
     return []
 
 
-def describe(name: str, src: pathlib.Path) -> TestProgram:
+def describe(name: str, src: pathlib.Path,
+             text: Optional[str] = None) -> TestProgram:
     """A program's kind, KTAP cases and arguments, from its source (of a
     program of several files, from all of them: its TEST()s belong in
-    one of them, whose order is then theirs)."""
-    text = "\n".join(f.read_text(errors="replace") for f in sources(src))
+    one of them, whose order is then theirs), or from @text."""
+    if text is None:
+        text = "\n".join(f.read_text(errors="replace")
+                         for f in sources(src))
     ktap = "kselftest_harness.h" in text
     return TestProgram(name, src, "ktap" if ktap else "plain",
                        ktap_cases(text) if ktap else program_cases(text),
                        None, "", [], program_args(text))
 
 
+# The kselftests that the series adds to the tree and that run as test
+# programs, with a result per case: name in the guest -> file in the tree.
+# Compiled as the tree's Makefile compiles them (no OWN_DEFINES, no guest
+# library), from the patched tree.
+TREE_PROGRAMS = {"nopfn-tests": "tools/testing/selftests/vm/nopfn-tests.c"}
+
+
+def tree_programs(patches: list[Patch],
+                  root: Optional[pathlib.Path] = None) -> list[TestProgram]:
+    """The TREE_PROGRAMS that a series (@patches) adds, described from the
+    patch that adds each (no tree needs extracting to name their cases);
+    their source is under @root, the patched tree, when given."""
+    out = []
+    for name, rel in TREE_PROGRAMS.items():
+        text = added_file(patches, rel)
+        if text is None:
+            continue
+        src = (root or pathlib.Path("/nonexistent")) / rel
+        p = describe(name, src, text)
+        p.tree = True
+        out.append(p)
+    return out
+
+
+def all_programs(user_dir: Optional[pathlib.Path], patches: list[Patch],
+                 root: Optional[pathlib.Path] = None) -> list[TestProgram]:
+    """Ours (tests/guest/), the series' (tree_programs()) and the user's,
+    by name: the order they run in."""
+    progs = [describe(n, s) for n, s in discover_tests(user_dir)]
+    progs += tree_programs(patches, root)
+    return sorted(progs, key=lambda p: p.name)
+
+
 def build_tests(arch: Arch, tree: Tree, cache: cachemod.Cache,
                 user_dir: Optional[pathlib.Path],
                 driver_dir: pathlib.Path = DRIVER_DIR) -> list[TestProgram]:
     assert arch.user is not None
-    progs = [describe(n, s) for n, s in discover_tests(user_dir)]
+    progs = all_programs(user_dir, tree.patches, tree.src)
+    own = [p for p in progs if not p.tree]
     headers = [tree.src / "tools/testing/selftests/kselftest_harness.h",
                tree.src / "tools/testing/selftests/kselftest.h"]
     # the user-space headers of the driver being built (a mutated copy's)
@@ -172,7 +210,9 @@ def build_tests(arch: Arch, tree: Tree, cache: cachemod.Cache,
     inputs = {"cc": compiler_id(arch.user.cc), "tree": tree.user_key,
               "progs": [(p.name, [(f.name, cachemod.file_checksum(f))
                                   for f in sources(p.source)])
-                        for p in progs],
+                        for p in own],
+              # a tree program's source is in the tree's user_key
+              "tree_progs": [p.name for p in progs if p.tree],
               "lib": [(f.name, cachemod.file_checksum(f)) for f in lib],
               "uapi": cachemod.hash_files(inc_files, uapi) if inc_files
               else "", "cflags": [CFLAGS, OWN_DEFINES],
@@ -181,7 +221,7 @@ def build_tests(arch: Arch, tree: Tree, cache: cachemod.Cache,
               # not change the key)
               "headers": sorted({(str(h.relative_to(d.parent)),
                                   cachemod.file_checksum(h))
-                                 for d in _header_dirs(progs)
+                                 for d in _header_dirs(own)
                                  for h in d.glob("*.h")})}
     entry = cache.entry("tests", arch.base, inputs)
     with entry.lock():
@@ -194,8 +234,10 @@ def build_tests(arch: Arch, tree: Tree, cache: cachemod.Cache,
             # uintmax_t, which -Wextra reports on every 32-bit target in
             # each ASSERT on a pointer; warnings of our own code are
             # still reported
+            # lib/test_nopfn_uapi.h: the series' test module's interface
             inc = ["-isystem", f"{tree.src}/tools/testing/selftests",
-                   f"-I{uapi}", f"-I{GUEST_LIB}"]
+                   f"-I{uapi}", f"-I{GUEST_LIB}",
+                   "-idirafter", f"{tree.src}/lib"]
             results = {}
             built = []
             archive, lib_err = _guest_lib(arch, lib, [*CFLAGS, *OWN_DEFINES,
@@ -207,13 +249,21 @@ def build_tests(arch: Arch, tree: Tree, cache: cachemod.Cache,
                     results[p.name] = {"error": lib_err,
                                        "warnings": warnings_in(lib_err)}
                     continue
-                cmd = [arch.user.cc, *cflags(p.name), *inc, "-o", str(out),
-                       *map(str, sources(p.source))]
-                if archive is not None:
+                if p.tree:      # as the tree's Makefile builds it
+                    cmd = [arch.user.cc, *CFLAGS, "-o", str(out),
+                           str(p.source)]
+                else:
+                    cmd = [arch.user.cc, *cflags(p.name), *inc, "-o",
+                           str(out), *map(str, sources(p.source))]
+                if archive is not None and not p.tree:
                     cmd.append(str(archive))
                 r = subprocess.run(cmd, capture_output=True, text=True)
+                warned = warnings_in(r.stderr)
+                if p.tree:      # the tree's harness warns on its own
+                    warned = [w for w in warned
+                              if not HARNESS_WARNING.match(w)]
                 results[p.name] = {"error": r.stderr if r.returncode else "",
-                                   "warnings": warnings_in(r.stderr)}
+                                   "warnings": warned}
                 if r.returncode == 0:
                     built.append(f"bin/{p.name}")
             meta = entry.complete(built, programs=results)
@@ -251,6 +301,14 @@ def _guest_lib(arch: Arch, files: list[pathlib.Path], flags: list[str],
         return None, f"{ar}: {r.stderr}"
     return archive, ""
 
+
+# A warning located in the tree's kselftest_harness.h, which a tree
+# program includes by its relative path (no -isystem): 6.1's casts
+# pointers to uintmax_t in every ASSERT on one, a warning on each 32-bit
+# target, and its timeout handler has an unused parameter (-Wextra). Our
+# programs get the header as a system one; a warning in the program's
+# own lines still counts.
+HARNESS_WARNING = re.compile(r"^\S*/kselftest_harness\.h:\d+:\d+: warning:")
 
 # Every program: static (the initramfs has no libraries), stripped,
 # optimised, warnings on (a warning fails its test_program_builds item).

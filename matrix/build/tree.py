@@ -85,6 +85,23 @@ def patch_sections(patch: pathlib.Path, strip: int) -> dict[str, str]:
     return {f: "\n".join(lines) for f, lines in out.items()}
 
 
+def added_file(patches: list[Patch], rel: str) -> Optional[str]:
+    """The text of @rel as a series writes it, read from the patch that
+    adds it, without extracting the tree: None unless one patch creates
+    @rel and no later one changes it."""
+    found = None
+    for patch, strip in patches:
+        text = patch_sections(patch, strip).get(rel)
+        if text is None:
+            continue
+        if found is not None or "\n--- /dev/null" not in "\n" + text:
+            return None
+        body = text.split("\n@@", 1)[1].split("\n", 1)[1] \
+            if "\n@@" in text else ""
+        found = [ln[1:] for ln in body.splitlines() if ln.startswith("+")]
+    return None if found is None else "\n".join(found) + "\n"
+
+
 def tree_inputs(patches: list[Patch]) -> dict:
     st = TARBALL.stat()
     return {
@@ -96,10 +113,12 @@ def tree_inputs(patches: list[Patch]) -> dict:
 
 def _user_part(rel: str) -> bool:
     """Whether user-space builds read @rel of the tree: the kselftest
-    harness and the mm selftests under tools/, and the uapi headers."""
+    harness and the mm selftests under tools/, the uapi headers, and a
+    test module's user-space header (lib/test_nopfn_uapi.h)."""
     parts = rel.split("/")
     return parts[0] == "tools" or parts[:2] == ["include", "uapi"] or (
-        parts[0] == "arch" and parts[2:4] == ["include", "uapi"])
+        parts[0] == "arch" and parts[2:4] == ["include", "uapi"]) or (
+        parts[0] == "lib" and rel.endswith("_uapi.h"))
 
 
 class Tree:
@@ -223,4 +242,10 @@ class Tree:
         return out
 
     def touched_c_files(self) -> list[str]:
-        return [f for f in self.touched_files() if f.endswith(".c")]
+        """The kernel's C files that the series writes (not the user-space
+        ones of tools/: the selftests)."""
+        return [f for f in self.touched_files()
+                if f.endswith(".c") and not f.startswith("tools/")]
+
+    def added_file(self, rel: str) -> Optional[str]:
+        return added_file(self.patches, rel)

@@ -146,12 +146,15 @@ class Matrix:
                  run_plan: Optional[plan.Plan] = None):
         options.check()
         self.options = options
-        self.programs = expected_programs(options.user_tests)
-        # the modules of the driver folder (driver/, or --driver's), as
-        # its Kbuild declares them: the items' names before any build;
-        # they are loaded in the order of the build's modules.order
+        self.programs = expected_programs(options.user_tests,
+                                          options.series)
+        # the kernel's own modules (modules.TREE_MODULES), then those of
+        # the driver folder (driver/, or --driver's) as its Kbuild
+        # declares them: the items' names before any build; they are
+        # loaded in that order (the driver's in its modules.order's)
         driver = options.driver or modules.DRIVER_DIR
-        self.modules = modules.declared_modules(driver)
+        self.modules = modules.TREE_MODULES + \
+            modules.declared_modules(driver)
         try:
             self.driver_params = modules.driver_params(
                 driver, archspec.load_all())

@@ -128,6 +128,7 @@ def test_a_program_of_several_files_and_the_guest_library(tmp_path,
         "#define TEST_HARNESS_MAIN int main(void) "
         "{ first(); second(); return 0; }\n")
     tree = types.SimpleNamespace(src=tmp_path / "tree", user_key="k",
+                                 patches=[],
                                  ensure=lambda: tmp_path / "tree")
     x86 = archspec.load_all()["x86_64"]
     progs = userspace.build_tests(x86, tree,
@@ -145,7 +146,7 @@ def test_a_users_program_is_compiled_as_its_author_wrote_it():
     """Our defines go to tests/guest/'s programs only; every program
     gets the same static, optimising, warning flags."""
     from matrix.build import programs
-    own, user = programs.cflags("nopfn_api"), programs.cflags("user/mine")
+    own, user = programs.cflags("nopfn_faults"), programs.cflags("user/mine")
     for flag in ("-static", "-O2", "-Wall", "-Wextra", "-pthread"):
         assert flag in own and flag in user
     assert "-D_GNU_SOURCE" in own and "-D_FILE_OFFSET_BITS=64" in own
@@ -180,6 +181,7 @@ def test_a_user_program_that_defines_gnu_source_builds_clean(tmp_path,
     for h in ("kselftest_harness.h", "kselftest.h"):
         (sel / h).write_text(f"/* {h} */\n")
     tree = types.SimpleNamespace(src=tmp_path / "tree", user_key="k",
+                                 patches=[],
                                  ensure=lambda: tmp_path / "tree")
     progs = programs.build_tests(archspec.load_all()["x86_64"], tree,
                                  cachemod.Cache(tmp_path / "cache"), user,
@@ -192,3 +194,70 @@ def test_a_user_program_that_defines_gnu_source_builds_clean(tmp_path,
     # memmem() is a GNU extension: without _GNU_SOURCE it is undeclared
     f = by["user/forgets"]
     assert any("memmem" in w for w in f.warnings) or "memmem" in f.error, f
+
+
+def _adding_patch(rel: str, text: str) -> str:
+    """A git patch that adds @rel with @text."""
+    lines = text.splitlines()
+    return (f"Subject: add {rel}\n---\ndiff --git a/{rel} b/{rel}\n"
+            "new file mode 100644\n--- /dev/null\n"
+            f"+++ b/{rel}\n@@ -0,0 +1,{len(lines)} @@\n" +
+            "".join(f"+{ln}\n" for ln in lines) + "-- \n2.39.5\n")
+
+
+def test_a_selftest_the_series_adds_is_a_program_built_from_the_tree(
+        tmp_path, monkeypatch):
+    """tools/testing/selftests/vm/nopfn-tests.c, added by the series, is a
+    test program: its cases are named from the patch before any tree is
+    extracted, it runs in name order with ours, and it is compiled from
+    the patched tree as the tree's Makefile does (no -D of ours: it
+    defines _GNU_SOURCE itself, which -D_GNU_SOURCE would make a
+    warning). A series without the patch (a bisect's prefix) has no such
+    program."""
+    import types
+
+    from matrix.build import programs, tree as treemod
+    from matrix.spec import arch as archspec
+    monkeypatch.setattr(programs, "GUEST_TESTS", tmp_path / "guest")
+    monkeypatch.setattr(programs, "GUEST_LIB", tmp_path / "guest" / "lib")
+    (tmp_path / "guest" / "lib").mkdir(parents=True)
+    (tmp_path / "guest" / "zz_last.c").write_text("int main(void) "
+                                                  "{ return 0; }\n")
+    rel = programs.TREE_PROGRAMS["nopfn-tests"]
+    src = ('#define _GNU_SOURCE\n#include <string.h>\n'
+           '#include "../kselftest_harness.h"\n'
+           'TEST(one) { ASSERT_EQ(0, !memmem("ab", 2, "b", 1)); }\n'
+           'TEST(two) { }\nTEST_HARNESS_MAIN\n')
+    series = tmp_path / "series"
+    series.mkdir()
+    (series / "0001-x.patch").write_text(_adding_patch(rel, src))
+    (series / "series").write_text("0001-x.patch\n")
+    patches = treemod.parse_series(series)
+    assert treemod.added_file(patches, rel) == src
+    progs = programs.all_programs(None, patches)
+    assert [p.name for p in progs] == ["nopfn-tests", "zz_last"]
+    assert progs[0].tree and progs[0].cases == ["global.one", "global.two"]
+    assert programs.all_programs(None, patches[:0])[0].name == "zz_last"
+    # a later patch changes it: only the extracted tree knows the text
+    (series / "0002-y.patch").write_text(_adding_patch(rel, src).replace(
+        "--- /dev/null", f"--- a/{rel}"))
+    assert treemod.added_file(treemod.parse_series(series) +
+                              [(series / "0002-y.patch", 1)], rel) is None
+
+    root = tmp_path / "tree"
+    sel = root / "tools" / "testing" / "selftests"
+    (sel / "vm").mkdir(parents=True)
+    (sel / "kselftest.h").write_text("/* kselftest.h */\n")
+    (sel / "kselftest_harness.h").write_text(
+        "#include <stdio.h>\n#define TEST(n) static void n(void)\n"
+        "#define ASSERT_EQ(a, b) ((void)((a) == (b)))\n"
+        "#define TEST_HARNESS_MAIN int main(void) "
+        "{ one(); two(); return 0; }\n")
+    (root / rel).write_text(src)
+    tree = types.SimpleNamespace(src=root, user_key="k", patches=patches,
+                                 ensure=lambda: root)
+    built = {p.name: p for p in programs.build_tests(
+        archspec.load_all()["x86_64"], tree,
+        cachemod.Cache(tmp_path / "cache"), None, tmp_path / "nodriver")}
+    t = built["nopfn-tests"]
+    assert not t.error and not t.warnings and t.binary.is_file(), t

@@ -29,7 +29,7 @@ def fake_build(tmp: pathlib.Path, arch):
     (d / "initramfs.cpio").write_bytes(b"070701 cpio")
     mods = d / "mods"
     mods.mkdir()
-    for n in ("mspec", "nopfn_test"):
+    for n in ("mspec", "test_nopfn"):
         (mods / f"{n}.ko").write_bytes(f"module {n}".encode())
     progs = [Program("nopfn_faults", tmp / "nopfn_faults.c", "ktap",
                          ["global.a", "global.b"], d / "nopfn_faults", "",
@@ -42,7 +42,7 @@ def fake_build(tmp: pathlib.Path, arch):
     return Artifacts(arch, kernel_meta={"release": "6.1.0-nopfn",
                                         "key": "k1"},
                      kernel_image=d / "Image",
-                     modules=Modules(mods, ["mspec", "nopfn_test"], [],
+                     modules=Modules(mods, ["mspec", "test_nopfn"], [],
                                      mods / "log", True),
                      programs=progs, initramfs=d / "initramfs.cpio")
 
@@ -86,7 +86,7 @@ def test_jobs_for_every_booted_target_validate(tmp_path):
         with tarfile.open(fileobj=io.BytesIO(gzip.decompress(
                 (out / a.name / "modules.tar.gz").read_bytes()))) as t:
             assert sorted(t.getnames()) == [
-                "modules", "modules/mspec.ko", "modules/nopfn_test.ko"]
+                "modules", "modules/mspec.ko", "modules/test_nopfn.ko"]
         assert mod["path"] == "/" and mod["format"] == "tar"
         steps = job["actions"][2]["test"]["definitions"][0][
             "repository"]["run"]["steps"]
@@ -94,9 +94,9 @@ def test_jobs_for_every_booted_target_validate(tmp_path):
         assert f"nopfn_run mspec_stress --seconds 10 --seed 7 --scale " \
                f"{a.scale}" in steps
         assert not any("broken" in s for s in steps)   # did not build
-        params = a.module_params.get("nopfn_test", "")
-        assert f"lava-test-case insmod-nopfn_test --shell insmod " \
-               f"/modules/nopfn_test.ko {params}".rstrip() in steps
+        params = a.module_params.get("test_nopfn", "")
+        assert f"lava-test-case insmod-test_nopfn --shell insmod " \
+               f"/modules/test_nopfn.ko {params}".rstrip() in steps
 
 
 def test_default_urls_are_file_urls(tmp_path):

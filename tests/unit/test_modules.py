@@ -20,9 +20,13 @@ from matrix.spec import arch as archspec
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
-def test_the_repositorys_driver_declares_its_three_modules():
-    assert modules.declared_modules() == ["nopfn_test", "nopfn_bench",
-                                          "mspec"]
+def test_the_repositorys_driver_declares_its_two_modules():
+    """driver/ has nopfn_bench and mspec; the series' test module is the
+    kernel's (TREE_MODULES, CONFIG_TEST_NOPFN=m)."""
+    assert modules.declared_modules() == ["nopfn_bench", "mspec"]
+    assert modules.TREE_MODULES == ["test_nopfn"]
+    config = (REPO / "kernel/config/common.config").read_text()
+    assert "CONFIG_TEST_NOPFN=m\n" in config
 
 
 def test_kbuild_order_continued_lines_subfolders_and_makefiles(tmp_path):
@@ -59,7 +63,7 @@ def test_params_file_per_module_target_and_architecture(tmp_path):
         "mine: pages=8\n"
         "other:\n  default: debug=1\n  arm64: debug=2\n"
         "  x86_64-debug: debug=3\n"
-        "nopfn_test:\n  arm64: carve_size=0\n")
+        "test_nopfn:\n  arm64: carve_size=0\n")
     given = modules.driver_params(tmp_path, targets)
     x86, dbg, arm = (targets[n] for n in ("x86_64", "x86_64-debug",
                                           "arm64"))
@@ -69,10 +73,10 @@ def test_params_file_per_module_target_and_architecture(tmp_path):
     assert modules.params_for(arm, "other", given) == "debug=2"
     assert modules.params_for(dbg, "other", given) == "debug=3"
     # the folder's file wins for the targets it names ...
-    assert modules.params_for(arm, "nopfn_test", given) == "carve_size=0"
+    assert modules.params_for(arm, "test_nopfn", given) == "carve_size=0"
     # ... and the architecture file gives the rest
-    assert modules.params_for(x86, "nopfn_test", given) == \
-        x86.module_params["nopfn_test"]
+    assert modules.params_for(x86, "test_nopfn", given) == \
+        x86.module_params["test_nopfn"]
     assert modules.params_for(x86, "unknown", given) == ""
     assert modules.driver_params(tmp_path / "none", targets) == {}
 
@@ -119,16 +123,16 @@ def test_driver_folder_modules_are_the_items_and_load_in_order(tmp_path):
     m = Matrix(Options(arch="x86_64", driver=_driver_copy(tmp_path)),
                Builder(Cache(tmp_path / "cache")),
                plan.Plan([arches["x86_64"]], [], {}))
-    assert m.modules == ["nopfn_test", "nopfn_bench", "mspec", "mine"]
+    assert m.modules == ["test_nopfn", "nopfn_bench", "mspec", "mine"]
     g = FakeGuest()
     st = m.state["x86_64"]
-    m._load_modules(st, g, ["mine", "nopfn_test", "mspec", "nopfn_bench"])
-    carve = arches["x86_64"].module_params["nopfn_test"]
+    m._load_modules(st, g, ["mine", "test_nopfn", "mspec", "nopfn_bench"])
+    carve = arches["x86_64"].module_params["test_nopfn"]
     assert g.commands == ["insmod /modules/mine.ko pages=8",
-                          f"insmod /modules/nopfn_test.ko {carve}",
+                          f"insmod /modules/test_nopfn.ko {carve}",
                           "insmod /modules/mspec.ko",
                           "insmod /modules/nopfn_bench.ko"]
-    assert list(st.module_load) == ["mine", "nopfn_test", "mspec",
+    assert list(st.module_load) == ["mine", "test_nopfn", "mspec",
                                     "nopfn_bench"]
     assert m.module_params("x86_64", "mine") == "pages=8"
 
@@ -137,9 +141,10 @@ def test_without_driver_the_repositorys_modules(tmp_path):
     arches = archspec.load_all()
     m = Matrix(Options(arch="arm64"), Builder(Cache(tmp_path / "cache")),
                plan.Plan([arches["arm64"]], [], {}))
-    assert m.modules == modules.declared_modules(REPO / "driver")
-    assert m.module_params("arm64", "nopfn_test") == \
-        arches["arm64"].module_params["nopfn_test"]
+    assert m.modules == modules.TREE_MODULES + \
+        modules.declared_modules(REPO / "driver")
+    assert m.module_params("arm64", "test_nopfn") == \
+        arches["arm64"].module_params["test_nopfn"]
 
 
 def test_a_driver_folder_without_modules_is_refused(tmp_path):
@@ -195,14 +200,14 @@ def test_the_worked_example_as_readme_makes_it(tmp_path):
     shutil.copy(mine / modules.PARAMS_FILE, d)
     with (d / "Kbuild").open("a") as f:
         f.write("\n" + (mine / "Kbuild").read_text())
-    assert modules.declared_modules(d) == ["nopfn_test", "nopfn_bench",
-                                           "mspec", "nopfn_example"]
+    assert modules.declared_modules(d) == ["nopfn_bench", "mspec",
+                                           "nopfn_example"]
     arches = archspec.load_all()
     given = modules.driver_params(d, arches)
     for a in arches.values():
         assert modules.params_for(a, "nopfn_example", given) == "pages=8"
-        assert modules.params_for(a, "nopfn_test", given) == \
-            a.module_params.get("nopfn_test", "")
+        assert modules.params_for(a, "test_nopfn", given) == \
+            a.module_params.get("test_nopfn", "")
     src = (EXAMPLE / "tests" / "nopfn_example.c").read_text()
     first = src.index("#include")
     assert "#define _GNU_SOURCE\n" in src[:first]
