@@ -12,7 +12,7 @@
  * when the last one closes (after its PTEs were zapped).
  *
  * The interface (device names, the length limit, the counters' ioctl) is
- * in include/uapi/nopfn_test.h, beside nopfn_test's.
+ * in include/uapi/nopfn_bench.h.
  */
 
 #include <linux/atomic.h>
@@ -32,7 +32,7 @@
 #include <linux/uaccess.h>
 #include <asm/cacheflush.h>
 
-#include <nopfn_test.h>
+#include <nopfn_bench.h>
 
 /* As mspec's MSPEC_GFP: for the faulting task, charged, zeroed. */
 #define NOPFN_BENCH_GFP	(GFP_USER | __GFP_ZERO | __GFP_ACCOUNT)

@@ -37,7 +37,7 @@ from .report.history import History
 from .spec import arch as archspec
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-TOUCH = REPO / "driver" / "nopfn_test.c"
+TOUCH = REPO / "driver" / "nopfn_bench.c"
 
 
 def run_matrix(arch: str, results: pathlib.Path) -> tuple[float, dict, int]:

@@ -6,7 +6,7 @@ goes from passing to failing on one target.
                            [--results DIR] [--no-install] [-- pytest args]
 
 T is a pytest item of the matrix, by its name
-(test_case[x86_64-nopfn_api-api.revoke_racing_fault]), judged by that
+(test_case[x86_64-nopfn-tests-api.revoke_racing_fault]), judged by that
 item's result, or any -k expression (nopfn_faults), judged by every item
 it selects: a step is bad when one of them failed (a flaky or a known
 failure, xfailed, counts as failed: the test did fail), good when the
@@ -25,9 +25,10 @@ relink, the modules and a boot rather than a kernel build.
 The endpoints are checked first: the bad one, the whole series (or
 --bad N patches), must fail T; the good one, no patch at all (or --good
 N, a prefix known to pass: driver/'s modules need all of the ->nopfn()
-interface, patches 7 to 10 of today's series, so its devices' tests pass
-from 10 patches on) must pass it; anything else is refused, saying
-which.
+interface, patches 9 to 12 of today's series, and the kernels'
+configuration its test module, CONFIG_TEST_NOPFN of patch 14, so a
+kernel builds and its tests pass from 14 patches on) must pass it;
+anything else is refused, saying which.
 Then the range between them is halved until the first bad patch is
 found: about log2(bad - good) more steps.
 """
@@ -123,9 +124,10 @@ def search(good: int, bad: int, step: Callable[[int], Step]
         raise BisectError(
             f"the test fails already with {good} patches (the good end: "
             f"{first.message.splitlines()[0] if first.message else ''}); "
-            "give --good N, a prefix at which it passes (driver/'s "
-            "modules build only with all of the ->nopfn() interface: "
-            "patches 7 to 10 of kernel/patches/)")
+            "give --good N, a prefix at which it passes (the kernels "
+            "build only with the series' test module, patch 14 of "
+            "kernel/patches/, and driver/'s modules only with all of "
+            "the ->nopfn() interface, patches 9 to 12)")
     lo, hi = good, bad
     while hi - lo > 1:
         mid = (lo + hi) // 2
@@ -233,7 +235,7 @@ def main(argv: list[str], pytest_args: list[str],
     ap.add_argument("--arch", required=True, help="the target, by name "
                     "or alias")
     ap.add_argument("--test", required=True, metavar="T", help="a pytest "
-                    "item's name, test_case[x86_64-nopfn_api-api."
+                    "item's name, test_case[x86_64-nopfn-tests-api."
                     "revoke_racing_fault], or a -k expression")
     ap.add_argument("--series", help="the series to bisect (default "
                     "kernel/patches/)")

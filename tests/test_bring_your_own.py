@@ -79,8 +79,8 @@ def test_your_module_and_program_on(tmp_path, target):
     for step in ("load", "unload"):
         assert status[f"test_module_{step}[{arch}-{MODULE}]"] == \
             "passed", out
-    # driver/'s modules are still loaded beside it
-    for mod in ("nopfn_test", "nopfn_bench", "mspec"):
+    # the kernel's test module and driver/'s are still loaded beside it
+    for mod in ("test_nopfn", "nopfn_bench", "mspec"):
         assert status[f"test_module_load[{arch}-{mod}]"] == "passed", out
 
     # the program: built as written (its own #define _GNU_SOURCE, no

@@ -1,7 +1,7 @@
 /*
  * A test that panics the kernel: panic_on_warn, then a ->nopfn() misuse
  * that the core reports with WARN_ONCE (a handler that returns a value of
- * the reserved range, see tests/guest/nopfn_api.c), re-armed first
+ * the reserved range, see nopfn-tests.c in the series), re-armed first
  * through debugfs clear_warn_once.
  */
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <nopfn_test.h>
+#include "test_nopfn_uapi.h"
 
 static int write_file(const char *path, const char *s, size_t n)
 {
@@ -35,9 +35,9 @@ int main(void)
 		return perror("panic_on_warn"), 2;
 	if (write_file("/sys/kernel/debug/clear_warn_once", "1", 1))
 		return perror("clear_warn_once"), 2;
-	fd = open("/dev/nopfn_test", O_RDWR);
+	fd = open("/dev/test_nopfn", O_RDWR);
 	if (fd < 0 || ioctl(fd, NOPFN_TEST_IOC_SET_PAGES, &req))
-		return perror("/dev/nopfn_test"), 2;
+		return perror("/dev/test_nopfn"), 2;
 	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED)
 		return perror("mmap"), 2;

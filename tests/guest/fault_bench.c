@@ -5,7 +5,7 @@
  *
  *  nopfn  /dev/mspec_cached: ->nopfn() (mspec, driver/mspec_core.c)
  *  vmf    /dev/nopfn_bench_fault: the same work per page from ->fault()
- *         with vmf_insert_pfn() (driver/nopfn_test.c)
+ *         with vmf_insert_pfn() (driver/nopfn_bench.c)
  *  eager  /dev/nopfn_bench_eager: every page allocated and mapped with
  *         remap_pfn_range() in mmap()
  *  anon   MAP_PRIVATE | MAP_ANONYMOUS memory
@@ -63,7 +63,8 @@
 #include "kselftest_harness.h"
 #pragma GCC diagnostic pop
 #include "mspec_test.h"
-#include "nopfn_test.h"
+#include "nopfn_bench.h"
+#include "test_nopfn_uapi.h"
 
 #define NOPFN_DEV	"/dev/mspec_cached"
 
@@ -304,7 +305,7 @@ FIXTURE_SETUP(fault_bench)
 		if (!dev[i])
 			continue;
 		self->fd[i] = open(dev[i], O_RDWR | O_CLOEXEC);
-		ASSERT_LE(0, self->fd[i]) TH_LOG("%s: %s (modules mspec and nopfn_test loaded?)",
+		ASSERT_LE(0, self->fd[i]) TH_LOG("%s: %s (modules mspec and nopfn_bench loaded?)",
 						 dev[i], strerror(errno));
 	}
 	ASSERT_EQ(0, bench_stats(self->fd[VMF], &self->base));

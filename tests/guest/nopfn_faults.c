@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Every return path of ->nopfn(), driven through /dev/nopfn_test (module
- * driver/nopfn_test.c, loaded by the matrix harness at guest boot):
+ * Every return path of ->nopfn(), driven through /dev/test_nopfn (module
+ * lib/test_nopfn.c, loaded by the matrix harness at guest boot):
  * a PFN of RAM and one without struct page, NOPFN_SIGBUS, NOPFN_OOM,
  * NOPFN_REFAULT after a signal, NOPFN_RETRY after a wait with mmap_lock
  * released; the mappings mmap() refuses; and what the VM does with a
  * nopfn mapping: fork, munmap, mprotect, madvise(MADV_DONTNEED). The
  * rules of the interface case by case (misuse, revocation, the lock kept,
- * GUP, unmapping during a wait) are tests/guest/nopfn_api.c.
+ * GUP, unmapping during a wait) are the series' nopfn-tests.c (patch 15).
  *
  * Each test opens its own file: the module keeps its state (page behaviours,
  * RAM pages, counters) per open file.
@@ -132,11 +132,11 @@ TEST_F(nopfn, carve_no_struct_page)
 	ret = set_pages(self->fd, 0, n, NOPFN_TEST_CARVE, 0);
 	/* Given a carve-out, the module must serve it. */
 	if (ret == -ENODEV &&
-	    read_number("/sys/module/nopfn_test/parameters/carve_size") == 0)
+	    read_number("/sys/module/test_nopfn/parameters/carve_size") == 0)
 		SKIP(return, "module loaded without carve_phys/carve_size");
 	ASSERT_EQ(0, ret) {
 		TH_LOG("NOPFN_TEST_CARVE: %s, with carve_size=%lld", strerror(-ret),
-		       read_number("/sys/module/nopfn_test/parameters/carve_size"));
+		       read_number("/sys/module/test_nopfn/parameters/carve_size"));
 	}
 	s = stats(self->fd);
 	ASSERT_NE(0, s.carve_pfn);

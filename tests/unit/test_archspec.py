@@ -26,7 +26,7 @@ qemu:
   memory: 256M
   console: ttyAMA0
 module_params:
-  nopfn_test: carve_phys=0x1
+  test_nopfn: carve_phys=0x1
 """
 
 
@@ -43,7 +43,7 @@ def test_shipped_files_parse():
     for name in ("x86_64", "arm64", "riscv64"):
         a = arches[name]
         assert a.bootable and a.user is not None
-        assert "nopfn_test" in a.module_params
+        assert "test_nopfn" in a.module_params
 
 
 def test_one_file_is_one_architecture(tmp_path):
@@ -53,7 +53,7 @@ def test_one_file_is_one_architecture(tmp_path):
     assert toy.bootable
     assert toy.qemu.smp == 1 and toy.qemu.memory == "256M"
     assert toy.kernel.config.strip() == "CONFIG_SERIAL_AMBA_PL011=y"
-    assert toy.module_params == {"nopfn_test": "carve_phys=0x1"}
+    assert toy.module_params == {"test_nopfn": "carve_phys=0x1"}
 
 
 def test_unknown_arch_names_the_known_ones(tmp_path):
@@ -164,13 +164,13 @@ def test_variant_overrides_cmdline_keys_and_module_params(tmp_path):
     write(tmp_path, "toy", GOOD.replace(
         "  console: ttyAMA0\n", "  console: ttyAMA0\n  cmdline: mem=128M "
         "quiet\n") + "variants:\n  debug:\n    cmdline: mem=384M kmemleak=on"
-        "\n    module_params:\n      nopfn_test: carve_phys=0x2\n")
+        "\n    module_params:\n      test_nopfn: carve_phys=0x2\n")
     d = archspec.load_all(tmp_path)["toy-debug"]
     assert d.qemu.cmdline == "quiet mem=384M kmemleak=on"
     assert archspec.merge_cmdline("mem=128M quiet", "!mem x=1") == "quiet x=1"
-    assert d.module_params == {"nopfn_test": "carve_phys=0x2"}
+    assert d.module_params == {"test_nopfn": "carve_phys=0x2"}
     assert archspec.load_all(tmp_path)["toy"].module_params == {
-        "nopfn_test": "carve_phys=0x1"}
+        "test_nopfn": "carve_phys=0x1"}
 
 
 def test_known_failures_name_real_cases():

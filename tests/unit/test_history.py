@@ -601,7 +601,7 @@ def test_bars_are_fault_bench_s():
     assert '"ratio.eager_vs_lazy.%s"' in src and \
         f'ratio_metrics("{figures.PREMIUM}", prem)' in src
     # mapped / touched of the sparse pattern is SPARSE_STEP on any page
-    uapi = (repo / "driver" / "include" / "uapi" / "nopfn_test.h"
+    uapi = (repo / "driver" / "include" / "uapi" / "nopfn_bench.h"
             ).read_text()
     shift = int(re.search(r"#define\s+NOPFN_BENCH_MAX_BYTES\s+\(16U << "
                           r"(\d+)\)", uapi).group(1))

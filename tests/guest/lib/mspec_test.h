@@ -36,15 +36,15 @@ static const char * const type_name[NTYPES] = {
 };
 
 /*
- * The devices of the programs that drive mspec and nopfn_test together
+ * The devices of the programs that drive mspec and test_nopfn together
  * (mmap_fuzz, mspec_stress): the three mspec types in dev_path[]'s
- * order, then nopfn_test.
+ * order, then test_nopfn's.
  */
 enum { D_FETCHOP, D_CACHED, D_UNCACHED, D_NOPFN, NDEV };
 
 static const char * const dev_file[NDEV] = {
 	"/dev/sgi_fetchop", "/dev/mspec_cached", "/dev/mspec_uncached",
-	"/dev/nopfn_test",
+	"/dev/test_nopfn",
 };
 
 struct counters {

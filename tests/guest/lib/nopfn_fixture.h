@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The fixture of the kselftest_harness tests of /dev/nopfn_test in which
+ * The fixture of the kselftest_harness tests of /dev/test_nopfn in which
  * each test opens its own file (the module keeps its state per open
- * file): nopfn_faults.c and nopfn_api.c. Included after
+ * file): nopfn_faults.c. Included after
  * kselftest_harness.h, it is declared as
  *
  *	FIXTURE(name) {
@@ -27,7 +27,7 @@ static inline void nopfn_fixture_open(struct __test_metadata *_metadata,
 	*fd = -1;
 	*watch = open_dev();
 	if (*watch < 0)
-		TH_LOG("cannot open %s: %s: is the nopfn_test module loaded?",
+		TH_LOG("cannot open %s: %s: is the test_nopfn module loaded?",
 		       DEV_PATH, strerror(errno));
 	ASSERT_LE(0, *watch);
 	*base = stats(*watch);

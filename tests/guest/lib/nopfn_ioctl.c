@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The ioctls of /dev/nopfn_test (nopfn_util.h).
+ * The ioctls of /dev/test_nopfn (nopfn_util.h).
  */
 #include "nopfn_util.h"
 

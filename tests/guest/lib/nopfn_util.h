@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers of the tests that drive /dev/nopfn_test (driver/nopfn_test.c):
+ * Helpers of the tests that drive /dev/test_nopfn (lib/test_nopfn.c):
  * its ioctls (lib/nopfn_ioctl.c), threads that touch a page or send a
  * signal once the handler was called (lib/nopfn_wait.c), KTAP diagnostic
  * lines; and, from guard.h and clock.h, a guarded access that reports
@@ -27,10 +27,10 @@
 #include "clock.h"
 #include "fault_addr.h"
 #include "guard.h"
-#include "nopfn_test.h"
+#include "test_nopfn_uapi.h"
 #include "vm_util.h"
 
-#define DEV_PATH	"/dev/nopfn_test"
+#define DEV_PATH	"/dev/test_nopfn"
 
 /* A KTAP diagnostic line, flushed: test children end with _exit(). */
 void __attribute__((format(printf, 1, 2))) diag(const char *fmt, ...);

@@ -2,8 +2,8 @@
 /*
  * mmap_fuzz: accesses and the drivers' interfaces (see main.c): reads and
  * writes from user space and by the kernel, /proc/self/mem, the PTE read
- * back from mspec's debugfs, nopfn_test page behaviours, injected mspec
- * failures, the helper process and a nopfn_test VMA mapped again.
+ * back from mspec's debugfs, test_nopfn page behaviours, injected mspec
+ * failures, the helper process and a test_nopfn VMA mapped again.
  */
 #include "fuzz.h"
 #include "guard.h"
@@ -507,7 +507,7 @@ void op_hexit(void)
 }
 
 /*
- * A nopfn_test state outlives its mappings: unmap a VMA of it and map the
+ * A test_nopfn state outlives its mappings: unmap a VMA of it and map the
  * same file and offset again at the same place, then touch all its
  * pages. The state's pages and behaviours are still there; the new VMA
  * has no PTE, so each touch faults again (for a page whose behaviour was
@@ -533,7 +533,7 @@ void op_remap(const struct op *op)
 			}
 	}
 	if (slot < 0) {
-		T("remap: no nopfn_test VMA with its file open");
+		T("remap: no test_nopfn VMA with its file open");
 		return;
 	}
 	old = *v;

@@ -33,7 +33,7 @@
 #include <linux/types.h>
 
 #include "mspec_test.h"
-#include <nopfn_test.h>
+#include "test_nopfn_uapi.h"
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(arr) (sizeof(arr) / sizeof((arr)[0]))
@@ -44,9 +44,9 @@
 #define NFD		4	/* file slots */
 #define MAXOPS		48	/* operations per sequence */
 #define MAXV		64	/* VMAs in the arena */
-#define MAXOBJ		160	/* mspec mappings and nopfn_test states */
+#define MAXOBJ		160	/* mspec mappings and test_nopfn states */
 #define MAXPG		64	/* pages of an object the model tracks */
-#define MAXR		64	/* nopfn_test behaviour ranges per state */
+#define MAXR		64	/* test_nopfn behaviour ranges per state */
 #define NW		4	/* words of a page the model tracks */
 #define TRACE		240	/* bytes of trace per operation */
 #define MSG		400
@@ -71,9 +71,9 @@ enum beh { B_RAM, B_CARVE, B_SIGBUS, B_OOM_ONCE, B_SLEEP_LOCKED,
 
 struct mpage {
 	unsigned long idx;
-	bool alloc;		/* mspec page / nopfn_test RAM page held */
-	bool oom_done;		/* nopfn_test NOPFN_TEST_OOM_ONCE failed */
-	bool armed;		/* nopfn_test NOPFN_TEST_SLEEP_* wait started */
+	bool alloc;		/* mspec page / test_nopfn RAM page held */
+	bool oom_done;		/* test_nopfn NOPFN_TEST_OOM_ONCE failed */
+	bool armed;		/* test_nopfn NOPFN_TEST_SLEEP_* wait started */
 	uint64_t w[NW];
 	uint64_t pfn;		/* 0 until read back from the PTE */
 };
@@ -90,8 +90,8 @@ struct mobj {
 	int npg;
 	struct mpage pg[MAXPG];
 	int nr;
-	struct mrange r[MAXR];	/* nopfn_test: SET_PAGES, oldest first */
-	/* nopfn_test: the state's counters (struct nopfn_test_stats) */
+	struct mrange r[MAXR];	/* test_nopfn: SET_PAGES, oldest first */
+	/* test_nopfn: the state's counters (struct nopfn_test_stats) */
 	long calls, ret_pfn, ret_sigbus, ret_oom, ret_retry;
 	long maybe_retry;	/* first calls that may or may not wait */
 };
@@ -121,7 +121,7 @@ struct mfd {
 	int fd;				/* -1: closed */
 	int dev;
 	bool rw;
-	int obj;			/* nopfn_test: its state, else -1 */
+	int obj;			/* test_nopfn: its state, else -1 */
 };
 
 struct model {
@@ -175,7 +175,7 @@ struct shared {
 
 extern struct shared *sh;		/* shared with the coordinator */
 extern struct model *M;			/* the model of the sequence */
-extern int probe_fd;			/* nopfn_test: module counters */
+extern int probe_fd;			/* test_nopfn: module counters */
 extern int kpipe[2];			/* for kernel-mode accesses */
 extern int h_cmd, h_rep;		/* helper pipes */
 extern pid_t h_pid;

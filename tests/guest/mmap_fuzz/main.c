@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * mmap_fuzz: seeded random sequences of mmap-family calls on the three
- * mspec devices and /dev/nopfn_test, each checked against a model of what
+ * mspec devices and /dev/test_nopfn, each checked against a model of what
  * the kernel and the drivers must do.
  *
  *   mmap_fuzz [--seconds N] [--seed S] [--sequence I [--ops LIST]]
@@ -18,7 +18,7 @@
  * mprotect(), madvise() (every advice), mremap() (shrink, grow, move,
  * MREMAP_DONTUNMAP, bad flags), reads and writes of user space and of the
  * kernel (a pipe copies from or to the page), /proc/self/mem, the PTE
- * read back through /sys/kernel/debug/mspec/pte, nopfn_test page
+ * read back through /sys/kernel/debug/mspec/pte, test_nopfn page
  * behaviours, injected mspec allocation failures, and a helper process
  * fork()ed from the current state that touches pages too and exits.
  *
@@ -27,7 +27,7 @@
  * a fresh process: after every operation the result (return value and
  * errno, signal with si_code and si_addr, value read) must be the model's,
  * and so must the mspec counters (mappings, pages in use, allocation
- * failures per type), nopfn_test's module-wide counters (states, RAM
+ * failures per type), test_nopfn's module-wide counters (states, RAM
  * pages) and the injection knob. After the process exited every counter
  * must be back and the kernel log must have no new report.
  *
@@ -46,8 +46,8 @@
  * The model is written from the sources; the comments at each rule say
  * where it comes from: mm/mmap.c, mm/mremap.c, mm/mprotect.c, mm/madvise.c
  * of linux-source-6.1, the ->nopfn() series (kernel/patches/, described in
- * docs/nopfn-api.md), driver/mspec_core.c and driver/nopfn_test.c
- * (driver/include/uapi/nopfn_test.h).
+ * docs/nopfn-api.md), driver/mspec_core.c and lib/test_nopfn.c
+ * (lib/test_nopfn_uapi.h).
  */
 #include "kselftest.h"
 #include "clock.h"
@@ -138,7 +138,7 @@ static bool counts_back(char *msg, size_t size)
 		usleep(10000);
 	}
 	snprintf(msg, size,
-		 "after exit: mappings %+ld/%+ld/%+ld, pages in use %+ld/%+ld/%+ld, leaked %+ld, nopfn_test states %+ld, RAM pages %+ld",
+		 "after exit: mappings %+ld/%+ld/%+ld, pages in use %+ld/%+ld/%+ld, leaked %+ld, test_nopfn states %+ld, RAM pages %+ld",
 		 c.mappings[0] - cbase.mappings[0],
 		 c.mappings[1] - cbase.mappings[1],
 		 c.mappings[2] - cbase.mappings[2],
@@ -261,7 +261,7 @@ static unsigned int minimize(const struct op *ops, unsigned char *idx,
 /* ---------------------------------------------------------------- main */
 
 struct shared *sh;
-int probe_fd;				/* nopfn_test: module counters */
+int probe_fd;				/* test_nopfn: module counters */
 struct env env;
 
 static uint64_t opt_seed;
@@ -391,7 +391,7 @@ static void setup_env(void)
 	}
 	probe_fd = open(dev_file[D_NOPFN], O_RDWR);
 	if (probe_fd < 0 || ioctl(probe_fd, NOPFN_TEST_IOC_GET_STATS, &s))
-		ksft_exit_fail_msg("nopfn_test: %s\n", strerror(errno));
+		ksft_exit_fail_msg("test_nopfn: %s\n", strerror(errno));
 	env.carve_pfn = s.carve_pfn;
 	env.carve_pages = s.carve_pages;
 	env.carve_err = 0;
@@ -413,12 +413,12 @@ static void setup_env(void)
 /*
  * Executable PTEs of PFNs without struct page: riscv64's __set_pte_at()
  * called flush_icache_pte() for every present executable PTE, which read
- * pte_page(pte)->flags, and oopsed on the nopfn_test carve-out (found by
+ * pte_page(pte)->flags, and oopsed on the test_nopfn carve-out (found by
  * this fuzzer; fixed by the series' first patch). The sequences map
- * nopfn_test executable everywhere; exec_carve_check() walks each path
+ * test_nopfn executable everywhere; exec_carve_check() walks each path
  * that installs such a PTE (fault, mprotect(), fork(), mremap()) once:
  *
- * Map carve-out page 0 of a fresh nopfn_test file PROT_READ | PROT_EXEC
+ * Map carve-out page 0 of a fresh test_nopfn file PROT_READ | PROT_EXEC
  * and install its PTE by each path that sets an executable PTE: the
  * fault, mprotect() back to executable, fork() (copy_page_range()) and
  * mremap() (move_ptes()), reading it after each. In a child, so that an
@@ -559,7 +559,7 @@ int main(int argc, char **argv)
 
 	ksft_print_header();
 	if (!have_mspec() || access(dev_file[D_NOPFN], R_OK | W_OK))
-		ksft_exit_skip("mspec or nopfn_test module, or debugfs, not available\n");
+		ksft_exit_skip("mspec or test_nopfn module, or debugfs, not available\n");
 	ksft_set_plan(5);
 	ksft_print_msg("seed %llu, %u s\n", (unsigned long long)opt_seed,
 		       opt_seconds);
@@ -663,7 +663,7 @@ int main(int argc, char **argv)
 
 	/* 4: executable PTEs of a PFN without struct page. */
 	if (!env.carve_pages || env.carve_err) {
-		ksft_test_result_skip("exec_mappings_without_struct_page: nopfn_test has no usable carve-out (carve_phys/carve_size not given, or %s)\n",
+		ksft_test_result_skip("exec_mappings_without_struct_page: test_nopfn has no usable carve-out (carve_phys/carve_size not given, or %s)\n",
 				      strerror(env.carve_err));
 	} else if (exec_msg) {
 		ksft_print_msg("exec_mappings_without_struct_page: %s\n",

@@ -2,7 +2,7 @@
 /*
  * mmap_fuzz: the model of what the kernel and the drivers must do (see
  * main.c): the VMAs of the arena, the objects behind them (mspec mappings
- * and nopfn_test states) with their pages, the counters they imply, and
+ * and test_nopfn states) with their pages, the counters they imply, and
  * what an access must give.
  */
 #include "fuzz.h"
@@ -149,7 +149,7 @@ struct mpage *obj_page(struct mobj *o, unsigned long idx, bool add)
 	return &o->pg[o->npg++];
 }
 
-/* nopfn_test: the behaviour of page @idx, the last SET_PAGES wins. */
+/* test_nopfn: the behaviour of page @idx, the last SET_PAGES wins. */
 static unsigned int obj_beh(struct mobj *o, unsigned long idx)
 {
 	int i;
@@ -218,7 +218,7 @@ void model_base(void)
 }
 
 /*
- * Each open nopfn_test file: its state's counters, as nopfn_test_nopfn()
+ * Each open test_nopfn file: its state's counters, as nopfn_test_nopfn()
  * and nopfn_test_ret() count them (no NOPFN_REFAULT without a signal, no
  * refused lock release on a first fault).
  */
@@ -252,7 +252,7 @@ static void check_nopfn_files(void)
 		    (long)s.ret_oom != o->ret_oom ||
 		    (long)s.ret_retry != o->ret_retry || s.ret_refault ||
 		    s.lock_kept || (long)s.ram_pages != ram)
-			mismatch("nopfn_test slot %d: calls %llu pfn %llu sigbus %llu oom %llu retry %llu refault %llu lock_kept %llu ram %llu, model calls %ld pfn %ld sigbus %ld oom %ld retry %ld ram %ld",
+			mismatch("test_nopfn slot %d: calls %llu pfn %llu sigbus %llu oom %llu retry %llu refault %llu lock_kept %llu ram %llu, model calls %ld pfn %ld sigbus %ld oom %ld retry %ld ram %ld",
 				 f, (unsigned long long)s.calls,
 				 (unsigned long long)s.ret_pfn,
 				 (unsigned long long)s.ret_sigbus,
@@ -270,7 +270,7 @@ static void check_nopfn_files(void)
  * The counters the model predicts: mspec mappings (one per live mmap()),
  * pages in use (each page index allocated once, freed with the last VMA:
  * mspec_close()), allocation failures (injected ones used), pages leaked
- * (none); nopfn_test states (file and VMAs hold them) and RAM pages (one
+ * (none); test_nopfn states (file and VMAs hold them) and RAM pages (one
  * per page index first touched as RAM, freed with the state); the
  * fail_next_alloc knob.
  */
@@ -327,10 +327,10 @@ void check_counts(void)
 	if (c.leaked != base.leaked)
 		mismatch("mspec pages_leaked %ld", c.leaked - base.leaked);
 	if (c.states != want.states)
-		mismatch("nopfn_test states %ld, model %ld",
+		mismatch("test_nopfn states %ld, model %ld",
 			 c.states - base.states, want.states - base.states);
 	if (c.ram != want.ram)
-		mismatch("nopfn_test RAM pages %ld, model %ld",
+		mismatch("test_nopfn RAM pages %ld, model %ld",
 			 c.ram - base.ram, want.ram - base.ram);
 	left = mspec_knob("fail_next_alloc");
 	if (left != M->inj_left)

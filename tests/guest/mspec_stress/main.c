@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * mspec_stress: many threads in several processes hammer the three mspec
- * devices and /dev/nopfn_test at once, for a bounded time, while their
+ * devices and /dev/test_nopfn at once, for a bounded time, while their
  * mappings are unmapped, mprotect()ed, remapped, forked, signalled and
  * killed under them and page allocations fail on purpose.
  *
@@ -36,7 +36,7 @@
  * data stays), madvise(MADV_DONTNEED) and friends (EINVAL on VM_PFNMAP,
  * data stays), mremap() (growing is refused with EFAULT, MREMAP_DONTUNMAP
  * with EINVAL, a move keeps the data), partial munmap() (the unmapped part
- * gets SIGSEGV/MAPERR). nopfn_test slots have pages that give SIGBUS
+ * gets SIGSEGV/MAPERR). test_nopfn slots have pages that give SIGBUS
  * (SIGBUS with si_addr, every time), that fail once with NOPFN_OOM (SIGBUS
  * too, once: no memcg OOM here), that
  * wait 2-20 ms with or without mmap_lock (SIGUSR1 interrupts them:
@@ -59,7 +59,7 @@
  * tolerated (and the slot is thrown away), but nothing may crash or leak.
  *
  * At the end: every mspec counter (pages_in_use, mappings, pages_leaked)
- * and nopfn_test's module-wide counters (states, RAM pages) are back to
+ * and test_nopfn's module-wide counters (states, RAM pages) are back to
  * their start, the mspec failures counted match the ones injected, freshly
  * mapped pages of every device read zero, and the kernel log has no new
  * report. Each check is a KTAP result; "# METRIC" lines give the figures.
@@ -407,7 +407,7 @@ int main(int argc, char **argv)
 		       (unsigned long long)opt_seed, opt_seconds, opt_procs,
 		       opt_threads);
 	if (!have_mspec() || access(dev_file[D_NOPFN], R_OK | W_OK))
-		ksft_exit_skip("mspec or nopfn_test module, or debugfs, not available\n");
+		ksft_exit_skip("mspec or test_nopfn module, or debugfs, not available\n");
 	ksft_set_plan(PLAN);
 	rng_seed(&r, opt_seed);
 
@@ -428,7 +428,7 @@ int main(int argc, char **argv)
 
 	nfd = open(dev_file[D_NOPFN], O_RDWR | O_CLOEXEC);
 	if (nfd < 0 || ioctl(nfd, NOPFN_TEST_IOC_GET_STATS, &st))
-		ksft_exit_fail_msg("nopfn_test: %s\n", strerror(errno));
+		ksft_exit_fail_msg("test_nopfn: %s\n", strerror(errno));
 	/* Each hammer thread maps its own window of page indexes. */
 	sh->carve_window = NOPFN_TEST_MAX_PAGES / (opt_procs * opt_threads);
 	if (st.carve_pages && !set_pages(nfd, 0, 1, NOPFN_TEST_CARVE, 0)) {
@@ -442,7 +442,7 @@ int main(int argc, char **argv)
 	/* Each window starts at a colour's first page (mips64el: 2 pages). */
 	sh->carve_window -= sh->carve_window % (sh->colour_span / psz);
 	if (sh->carve_window < SLOT_PAGES)
-		ksft_exit_fail_msg("%u x %u threads: fewer than %u nopfn_test pages each\n",
+		ksft_exit_fail_msg("%u x %u threads: fewer than %u test_nopfn pages each\n",
 				   opt_procs, opt_threads, SLOT_PAGES);
 	if (!sh->carve_ok)
 		ksft_print_msg("carve-out not usable: no NOPFN_TEST_CARVE pages\n");
@@ -453,7 +453,7 @@ int main(int argc, char **argv)
 		if (read_counters(type_name[t], &base[t]))
 			ksft_exit_fail_msg("read %s stats\n", type_name[t]);
 	if (nopfn_counts(nfd, &nbase))
-		ksft_exit_fail_msg("nopfn_test stats: %s\n", strerror(errno));
+		ksft_exit_fail_msg("test_nopfn stats: %s\n", strerror(errno));
 	kmsg_open(&km);
 
 	sh->kinject = opt_inject && kfi_start(opt_inject);
@@ -658,7 +658,7 @@ int main(int argc, char **argv)
 			       kfi_used[0], kfi_used[1], sh->tolerated,
 			       sh->forced_segv, sh->worker_end[END_FORCED],
 			       sh->unseen_segv, sh->lost_info_segv);
-		ksft_print_msg("kernel fault injection: %lu touches of nopfn_test RAM pages got SIGBUS (its page allocation failed: NOPFN_OOM)\n",
+		ksft_print_msg("kernel fault injection: %lu touches of test_nopfn RAM pages got SIGBUS (its page allocation failed: NOPFN_OOM)\n",
 			       sh->nopfn_kinject_sigbus);
 		result(kfi_used[0] > 0 || kfi_used[1] > 0,
 		       "kernel_fault_injection", "no failure was injected");
@@ -697,7 +697,7 @@ int main(int argc, char **argv)
 		       (unsigned long long)total, (tend - t0) / 1e9,
 		       sh->worker_end[END_CLEAN], sh->worker_end[END_EXIT_GROUP],
 		       sh->worker_end[END_KILLED], sh->worker_end[END_OTHER]);
-	ksft_print_msg("nopfn_test: %lu NOPFN_REFAULT, %lu NOPFN_RETRY, %lu NOPFN_OOM, %lu NOPFN_SIGBUS; %lu SIGUSR1 handled; %lu race windows\n",
+	ksft_print_msg("test_nopfn: %lu NOPFN_REFAULT, %lu NOPFN_RETRY, %lu NOPFN_OOM, %lu NOPFN_SIGBUS; %lu SIGUSR1 handled; %lu race windows\n",
 		       sh->refault, sh->retry, sh->oom, sh->sigbus_ret,
 		       sh->usr1_got, sh->race_windows);
 	printf("# METRIC stress.seed %llu\n", (unsigned long long)opt_seed);

@@ -149,7 +149,7 @@ static void dump_lost(const void *addr)
 		fclose(f);
 }
 
-/* Counters of a nopfn_test file that is about to go. */
+/* Counters of a test_nopfn file that is about to go. */
 void collect_nopfn(int fd)
 {
 	struct nopfn_test_stats s;

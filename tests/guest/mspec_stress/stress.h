@@ -81,7 +81,7 @@ struct shared {
 	unsigned long mspec_sigbus;	/* SIGBUS of mspec touches (injected) */
 	unsigned long nopfn_sigbus;	/* SIGBUS of NOPFN_TEST_SIGBUS pages */
 	/*
-	 * Under kernel fault injection, nopfn_test's own RAM page allocation
+	 * Under kernel fault injection, test_nopfn's own RAM page allocation
 	 * fails too: NOPFN_OOM, which is SIGBUS outside a memcg OOM.
 	 */
 	unsigned long nopfn_kinject_sigbus;
@@ -92,7 +92,7 @@ struct shared {
 	unsigned long usr1_got;
 	unsigned long race_windows;	/* race touches a replacement overlapped */
 	unsigned long children;		/* fork() children that ran */
-	unsigned long refault, retry, oom, sigbus_ret;	/* nopfn_test files */
+	unsigned long refault, retry, oom, sigbus_ret;	/* test_nopfn files */
 	unsigned long worker_end[5];	/* see END_* */
 	/*
 	 * Under the kernel's fault injection, a signal frame that cannot be
@@ -151,11 +151,11 @@ enum slot_beh { B_RAM, B_SIGBUS, B_OOM, B_SLEEP_LOCKED, B_SLEEP_UNLOCKED,
 struct slot {
 	char *addr;			/* SLOT_PAGES pages reserved there */
 	int dev;			/* -1: nothing mapped (PROT_NONE) */
-	int fd;				/* nopfn_test: the state's file */
+	int fd;				/* test_nopfn: the state's file */
 	unsigned int npages;		/* pages mapped from addr on */
 	unsigned int ro;		/* pages [0, ro) are PROT_READ */
 	unsigned int bounds;		/* bit i: a VMA starts at page i */
-	uint8_t beh[SLOT_PAGES];	/* nopfn_test: behaviour of each page */
+	uint8_t beh[SLOT_PAGES];	/* test_nopfn: behaviour of each page */
 	uint64_t tag[SLOT_PAGES];	/* pattern written, 0: all zero */
 	uint64_t child[SLOT_PAGES];	/* word 1 written by a child, or 0 */
 	long pfn[SLOT_PAGES];		/* PFN when the pattern was written */
@@ -228,9 +228,9 @@ struct access {
 	int dev;		/* acc_zero(): the device (see fresh_word()) */
 };
 
-/* A slot with nothing mapped, its nopfn_test file closed. */
+/* A slot with nothing mapped, its test_nopfn file closed. */
 void slot_clear(struct slot *s);
-/* Counters of a nopfn_test file that is about to go. */
+/* Counters of a test_nopfn file that is about to go. */
 void collect_nopfn(int fd);
 
 /* The operations of a hammer thread. */

@@ -136,7 +136,7 @@ bool info_lost(void)
  * The signal was the kernel's forced SIGSEGV (see forced_segv), or, under
  * the kernel's fault injection, a SIGSEGV whose siginfo was lost
  * (info_lost(): SI_USER with no address): a forced one whose sigqueue
- * entry failed to allocate too ("/dev/nopfn_test page 1: signal 11 code
+ * entry failed to allocate too ("/dev/test_nopfn page 1: signal 11 code
  * 0 at (nil)", seen on x86_64-debug). Nothing else
  * sends a worker SIGSEGV. Both are counted in forced_segv and reported.
  */
