@@ -27,10 +27,11 @@ import subprocess
 import pytest
 
 from matrix.build import cache
-from matrix.build.tree import Tree, parse_series
+from matrix.build.tree import Tree, created_files, parse_series
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-PATCHES = [p for p, _ in parse_series()]
+SERIES = parse_series()
+PATCHES = [p for p, _ in SERIES]
 # driver/, and the example module of README's "Test your own driver"
 DRIVER = sorted(p for d in ("driver", "docs/examples/mydriver")
                 for p in (REPO / d).rglob("*") if p.suffix in (".c", ".h"))
@@ -58,20 +59,6 @@ ALLOWED = [
     ("ENOSYS", r"ENOSYS means 'invalid syscall nr' and nothing else",
      r"^\s*if \(\w+ < 0 && errno == ENOSYS\)$"),
 ]
-
-
-def added_files(patch: pathlib.Path) -> list[str]:
-    """The files a patch creates."""
-    out, new = [], False
-    for line in patch.read_text(errors="replace").splitlines():
-        if line.startswith("new file mode"):
-            new = True
-        elif line.startswith("+++ b/") and new:
-            out.append(line[6:])
-            new = False
-        elif line.startswith("diff --git"):
-            new = False
-    return out
 
 
 def maintained(rel: str, maintainers: str) -> bool:
@@ -110,7 +97,8 @@ def test_patch_checkpatch_clean(tree, patch):
     assert "total: 0 errors" in r.stdout, r.stdout
     bad = unexpected_reports(r.stdout)
     text = (tree / "MAINTAINERS").read_text(errors="replace")
-    if all(maintained(f, text) for f in added_files(patch)):
+    strip = dict(SERIES)[patch]
+    if all(maintained(f, text) for f in created_files(patch, strip)):
         bad = [b for b in bad if not b.startswith(
             "WARNING:FILE_PATH_CHANGES:")]
     assert bad == [], r.stdout

@@ -56,26 +56,22 @@ def build_initramfs(arch: Arch, cache: cachemod.Cache, bb: pathlib.Path,
                    0o644)
         w.file("modules/order", ("\n".join(mods.names) + "\n").encode(),
                0o644)
-        # the kernel's own modules also where modules_install puts them,
-        # where their selftests look for them (nopfn-tests reloads
-        # test_nopfn)
-        made = set()
-        for n, path in sorted(mods.installed.items()):
-            for parent in reversed(pathlib.PurePosixPath(path).parents):
-                if str(parent) != "." and str(parent) not in made:
-                    w.directory(str(parent))
-                    made.add(str(parent))
-            w.symlink(path, f"/modules/{n}.ko")
         for p in progs:
             if p.binary:
                 w.file(f"tests/{p.name}", p.binary.read_bytes(), 0o755)
-        dirs = sorted({str(parent) for n in extra
+        dirs = sorted({str(parent)
+                       for n in [*extra, *mods.installed.values()]
                        for parent in pathlib.PurePosixPath(n).parents
                        if str(parent) != "."})
         for d in dirs:
             w.directory(d)
         for n, f in sorted(extra.items()):
             w.file(n, f.read_bytes(), 0o755)
+        # the kernel's own modules also where modules_install puts them,
+        # where their selftests look for them (nopfn-tests reloads
+        # test_nopfn)
+        for n, path in sorted(mods.installed.items()):
+            w.symlink(path, f"/modules/{n}.ko")
         (entry.path / "initramfs.cpio").write_bytes(w.finish())
         entry.complete(["initramfs.cpio"])
     return entry.path / "initramfs.cpio"

@@ -184,9 +184,9 @@ def tree_modules(kb: TreeBuild, where: pathlib.Path
     @where: (their names, the path of each below / as modules_install
     puts it). None for a compile check; BuildError when the kernel's
     modules.order lists others than TREE_MODULES."""
-    order = kb.out / "modules.order"
     if kb.STEP != "kernels":
         return [], {}
+    order = kb.out / "modules.order"
     rels = [ln.strip() for ln in order.read_text().splitlines()
             if ln.strip()] if order.is_file() else []
     built = {pathlib.PurePath(r).stem: r for r in rels}

@@ -173,14 +173,14 @@ def tree_programs(patches: list[Patch],
                   root: Optional[pathlib.Path] = None) -> list[TestProgram]:
     """The TREE_PROGRAMS that a series (@patches) adds, described from the
     patch that adds each (no tree needs extracting to name their cases);
-    their source is under @root, the patched tree, when given."""
+    their source is under @root, the patched tree, when given (else the
+    path in the tree)."""
     out = []
     for name, rel in TREE_PROGRAMS.items():
         text = added_file(patches, rel)
         if text is None:
             continue
-        src = (root or pathlib.Path("/nonexistent")) / rel
-        p = describe(name, src, text)
+        p = describe(name, (root or pathlib.Path()) / rel, text)
         p.tree = True
         out.append(p)
     return out
@@ -255,8 +255,8 @@ def build_tests(arch: Arch, tree: Tree, cache: cachemod.Cache,
                 else:
                     cmd = [arch.user.cc, *cflags(p.name), *inc, "-o",
                            str(out), *map(str, sources(p.source))]
-                if archive is not None and not p.tree:
-                    cmd.append(str(archive))
+                    if archive is not None:
+                        cmd.append(str(archive))
                 r = subprocess.run(cmd, capture_output=True, text=True)
                 warned = warnings_in(r.stderr)
                 if p.tree:      # the tree's harness warns on its own

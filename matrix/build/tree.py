@@ -85,6 +85,17 @@ def patch_sections(patch: pathlib.Path, strip: int) -> dict[str, str]:
     return {f: "\n".join(lines) for f, lines in out.items()}
 
 
+def _creates(section: str) -> bool:
+    """Whether a patch's section of a file (patch_sections()) creates it."""
+    return "\n--- /dev/null" in "\n" + section
+
+
+def created_files(patch: pathlib.Path, strip: int) -> list[str]:
+    """The files a patch creates, relative to the tree."""
+    return [f for f, text in patch_sections(patch, strip).items()
+            if _creates(text)]
+
+
 def added_file(patches: list[Patch], rel: str) -> Optional[str]:
     """The text of @rel as a series writes it, read from the patch that
     adds it, without extracting the tree: None unless one patch creates
@@ -94,7 +105,7 @@ def added_file(patches: list[Patch], rel: str) -> Optional[str]:
         text = patch_sections(patch, strip).get(rel)
         if text is None:
             continue
-        if found is not None or "\n--- /dev/null" not in "\n" + text:
+        if found is not None or not _creates(text):
             return None
         body = text.split("\n@@", 1)[1].split("\n", 1)[1] \
             if "\n@@" in text else ""
@@ -246,6 +257,3 @@ class Tree:
         ones of tools/: the selftests)."""
         return [f for f in self.touched_files()
                 if f.endswith(".c") and not f.startswith("tools/")]
-
-    def added_file(self, rel: str) -> Optional[str]:
-        return added_file(self.patches, rel)
