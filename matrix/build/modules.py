@@ -214,6 +214,11 @@ def build_modules(kb: TreeBuild, cache: cachemod.Cache,
              if f != driver_dir / PARAMS_FILE] if driver_dir.exists() else []
     inputs = {"kernel": kb.key,
               "driver": cachemod.hash_files(files, driver_dir)}
+    # a compile check has its kernel's key but builds none of the tree's
+    # modules (tree_modules()): what was built against it is no build for
+    # the kernel that boots later
+    if kb.STEP != "kernels":
+        inputs["against"] = kb.STEP
     entry = cache.entry("modules", kb.entry.path.name.rsplit("-", 1)[0],
                         inputs)
     log = entry.path / "build.log"

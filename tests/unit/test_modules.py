@@ -168,8 +168,9 @@ def test_the_params_file_is_no_input_of_the_module_build(tmp_path):
     """Changing a parameter rebuilds nothing: only insmod reads it."""
     d = _driver_copy(tmp_path)
     (d / "mine.c").write_text("/* a module */\n")
-    kb = types.SimpleNamespace(key="k", entry=types.SimpleNamespace(
-        path=tmp_path / "kernels" / "x86_64-k"))
+    kb = types.SimpleNamespace(key="k", STEP="kernels",
+                               entry=types.SimpleNamespace(
+                                   path=tmp_path / "kernels" / "x86_64-k"))
     cache = Cache(tmp_path / "cache")
     seen = []
 
@@ -182,6 +183,29 @@ def test_the_params_file_is_no_input_of_the_module_build(tmp_path):
         with pytest.raises(RuntimeError):
             modules.build_modules(kb, cache, d)
     assert seen[0] == seen[1]
+
+
+def test_modules_of_a_compile_check_are_not_the_kernels(tmp_path):
+    """A check and the kernel of a target share their key; the check
+    builds none of the tree's modules, so what was built against it must
+    not be taken for the kernel's modules (a booted armhf once found
+    test_nopfn missing that way)."""
+    d = _driver_copy(tmp_path)
+    cache = Cache(tmp_path / "cache")
+    seen = []
+
+    def entry(step, name, inputs):
+        seen.append(inputs)
+        raise RuntimeError("stop here")
+    cache.entry = entry
+    for step in ("checks", "kernels"):
+        kb = types.SimpleNamespace(key="k", STEP=step,
+                                   entry=types.SimpleNamespace(
+                                       path=tmp_path / step / "armhf-k"))
+        with pytest.raises(RuntimeError):
+            modules.build_modules(kb, cache, d)
+    assert seen[0] != seen[1]
+    assert "against" not in seen[1]     # a kernel's entries keep their key
 
 
 EXAMPLE = REPO / "docs" / "examples"
