@@ -37,7 +37,8 @@
  * Output: "# METRIC" lines (ns_per_page.PATH.PATTERN,
  * ns_per_mapping.PATH.untouched, ratio.PATH_vs_vmf.PATTERN[.min|.max],
  * ratio.eager_vs_lazy.PATTERN[.min|.max], ratio.fault_vs_eager_page
- * [.min|.max]), the raw samples as diagnostics, and the bars they are
+ * [.min|.max], faults_per_touch.PATH.PATTERN: the page faults the task
+ * took per touched page, all mappings of all rounds), the raw samples as diagnostics, and the bars they are
  * held to as test cases. docs/benchmarks.md has the figures and what they mean.
  *
  * matrix-args: {scale}
@@ -53,6 +54,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -121,6 +123,8 @@ struct figures {
 	bool done;
 	long sparse_pages, sparse_touched;
 	double ns[NPATHS][NPATTERNS][ROUNDS];
+	long faults[NPATHS][NPATTERNS];		/* the task's, all mappings */
+	long touched[NPATHS][NPATTERNS];
 };
 
 static struct figures *fig;	/* shared with the tests' child processes */
@@ -500,9 +504,20 @@ static void catch_fatal_signals(void)
 	sigaction(SIGBUS, &sa, NULL);
 }
 
+/* The page faults this task has taken (getrusage(): min_flt + maj_flt). */
+static long task_faults(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return ru.ru_minflt + ru.ru_majflt;
+}
+
 /*
  * One mmap() + touch + munmap() of @pattern on @path, in clock ticks, or a
- * negative errno.
+ * negative errno. The page faults it took are added to fig->faults (read
+ * outside the timed part).
  */
 static double map_touch_unmap(int path, int pattern, int fd)
 {
@@ -510,7 +525,8 @@ static double map_touch_unmap(int path, int pattern, int fd)
 	const long step = pattern == SPARSE ? SPARSE_STEP : 1;
 	const size_t len = pages * psz;
 	volatile __u64 sink = 0;
-	double t0 = now();
+	long f0 = task_faults();
+	double t0 = now(), t;
 	char *p;
 	long i;
 
@@ -535,8 +551,11 @@ static double map_touch_unmap(int path, int pattern, int fd)
 	at_index = -1;
 	if (munmap(p, len))
 		return -errno;
+	t = now() - t0;
 	at_map = NULL;
-	return now() - t0;
+	fig->faults[path][pattern] += task_faults() - f0;
+	fig->touched[path][pattern] += touches(pattern);
+	return t;
 }
 
 /* A fixed pseudo-random sequence (xorshift64), for the order of turns. */
@@ -671,6 +690,23 @@ static void print_metrics(void)
 	}
 	fault_premium(prem);
 	ratio_metrics("ratio.fault_vs_eager_page", prem);
+	/*
+	 * Faults per touched page: 1 where each first touch is one fault;
+	 * more where a path takes a second one (a write to a clean PTE
+	 * without hardware dirty bits, a spurious fault after the PTE went
+	 * in); 0 for eager and for pages a path never faults.
+	 */
+	for (pattern = 0; pattern < NPATTERNS; pattern++) {
+		for (path = 0; path < NPATHS; path++) {
+			if (!measured(path, pattern) ||
+			    !fig->touched[path][pattern])
+				continue;
+			snprintf(name, sizeof(name), "faults_per_touch.%s.%s",
+				 path_name[path], pattern_name[pattern]);
+			metric(name, (double)fig->faults[path][pattern] /
+			       fig->touched[path][pattern], "");
+		}
+	}
 }
 
 TEST_F_TIMEOUT(fault_bench, measure, 300)
