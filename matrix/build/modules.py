@@ -212,13 +212,11 @@ def build_modules(kb: TreeBuild, cache: cachemod.Cache,
     # the parameters file is no input of the build: insmod reads it
     files = [f for f in cachemod.tree_files(driver_dir)
              if f != driver_dir / PARAMS_FILE] if driver_dir.exists() else []
-    inputs = {"kernel": kb.key,
-              "driver": cachemod.hash_files(files, driver_dir)}
     # a compile check has its kernel's key but builds none of the tree's
-    # modules (tree_modules()): what was built against it is no build for
-    # the kernel that boots later
-    if kb.STEP != "kernels":
-        inputs["against"] = kb.STEP
+    # modules (tree_modules()): what was built against one is no build
+    # for the kernel that boots later ("against")
+    inputs = {"kernel": kb.key, "against": kb.STEP,
+              "driver": cachemod.hash_files(files, driver_dir)}
     entry = cache.entry("modules", kb.entry.path.name.rsplit("-", 1)[0],
                         inputs)
     log = entry.path / "build.log"
