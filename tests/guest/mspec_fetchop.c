@@ -239,8 +239,12 @@ static int run_workers(void *map, struct results *res, unsigned int proc,
 	for (i = 0; i < NTHREAD; i++) {
 		w[i] = (struct worker){ map, res, proc * NTHREAD + i,
 					nworkers };
-		if (pthread_create(&th[i], NULL, hammer, &w[i]))
+		errno = pthread_create(&th[i], NULL, hammer, &w[i]);
+		if (errno) {
+			fprintf(stderr, "# worker %u: pthread_create: %s\n",
+				w[i].id, strerror(errno));
 			return -1;
+		}
 	}
 	for (i = 0; i < NTHREAD; i++)
 		pthread_join(th[i], NULL);
@@ -312,7 +316,11 @@ TEST(processes_hammer_same_variables)
 		int status;
 
 		ASSERT_EQ(pid[p], waitpid(pid[p], &status, 0));
-		ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			TH_LOG("process %u: %s %d", p,
+			       WIFEXITED(status) ? "exit status" : "signal",
+			       WIFEXITED(status) ? WEXITSTATUS(status) :
+			       WTERMSIG(status));
 	}
 
 	for (k = 0; k < NWORKERS; k++) {
