@@ -34,6 +34,7 @@
 /* 6.1's harness macros have unused parameters of their own. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
+#include "crash.h"
 #include "mspec_fetchop.h"
 #include "mspec_test.h"
 
@@ -296,6 +297,7 @@ TEST(processes_hammer_same_variables)
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
+	report_fatal_signals();
 	ASSERT_EQ(0, read_counters(type_name[0], &base));
 	map = map_rw(FETCHOP_FULLNAME, 2 * psz);
 	ASSERT_NE(MAP_FAILED, map);
@@ -358,6 +360,7 @@ TEST(threads_hammer_one_variable)
 
 	if (!have_mspec())
 		SKIP(return, NO_MSPEC);
+	report_fatal_signals();
 	memset(&res, 0, sizeof(res));
 	map = map_rw(FETCHOP_FULLNAME, 2 * psz);
 	ASSERT_NE(MAP_FAILED, map);

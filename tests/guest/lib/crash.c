@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Fatal signals, described before they kill (crash.h). The handler uses
+ * only async-signal-safe calls: open(), read(), pread(), write().
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "crash.h"
+
+static void put(const char *s)
+{
+	if (write(STDOUT_FILENO, s, strlen(s)) < 0)
+		return;
+}
+
+static void put_hex(uintptr_t v)
+{
+	char buf[2 + 2 * sizeof(v) + 1], *p = buf + sizeof(buf) - 1;
+
+	*p = 0;
+	do {
+		*--p = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	*--p = 'x';
+	*--p = '0';
+	put(p);
+}
+
+static void put_dec(long v)
+{
+	char buf[24], *p = buf + sizeof(buf) - 1;
+	bool neg = v < 0;
+	unsigned long u = neg ? -(unsigned long)v : (unsigned long)v;
+
+	*p = 0;
+	do {
+		*--p = '0' + u % 10;
+		u /= 10;
+	} while (u);
+	if (neg)
+		*--p = '-';
+	put(p);
+}
+
+/* The line of /proc/self/maps whose range holds @addr, if any. */
+static void put_mapping(uintptr_t addr)
+{
+	char buf[4096], line[256];
+	size_t len = 0;
+	ssize_t n, i;
+	int fd;
+
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (i = 0; i < n; i++) {
+			unsigned long lo = 0, hi = 0;
+			const char *s;
+
+			if (buf[i] != '\n') {
+				if (len < sizeof(line) - 1)
+					line[len++] = buf[i];
+				continue;
+			}
+			line[len] = 0;
+			len = 0;
+			for (s = line; *s && *s != '-'; s++)
+				lo = lo * 16 + (*s <= '9' ? *s - '0' : *s - 'a' + 10);
+			for (s += *s == '-'; *s && *s != ' '; s++)
+				hi = hi * 16 + (*s <= '9' ? *s - '0' : *s - 'a' + 10);
+			if (addr >= lo && addr < hi) {
+				put("# mapping: ");
+				put(line);
+				put("\n");
+				close(fd);
+				return;
+			}
+		}
+	}
+	put("# mapping: none holds the address\n");
+	close(fd);
+}
+
+/* The 16 bytes at @addr, read through /proc/self/mem (no second fault). */
+static void put_bytes(uintptr_t addr)
+{
+	unsigned char b[16];
+	ssize_t n, i;
+	int fd;
+
+	fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = pread(fd, b, sizeof(b), (off_t)addr);
+	close(fd);
+	if (n <= 0) {
+		put("# bytes: unreadable\n");
+		return;
+	}
+	put("# bytes:");
+	for (i = 0; i < n; i++) {
+		char h[4] = { ' ', "0123456789abcdef"[b[i] >> 4],
+			      "0123456789abcdef"[b[i] & 15], 0 };
+
+		put(h);
+	}
+	put("\n");
+}
+
+static void on_fatal(int sig, siginfo_t *si, void *uc)
+{
+	uintptr_t addr = (uintptr_t)si->si_addr;
+
+	(void)uc;
+	put("# fatal signal ");
+	put_dec(sig);
+	put(" code ");
+	put_dec(si->si_code);
+	put(" at ");
+	put_hex(addr);
+	put(" in pid ");
+	put_dec(getpid());
+	put("\n");
+	put_mapping(addr);
+	put_bytes(addr);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void report_fatal_signals(void)
+{
+	static const int sigs[] = { SIGILL, SIGSEGV, SIGBUS, SIGFPE };
+	struct sigaction sa;
+	unsigned int i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fatal;
+	sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
