@@ -46,9 +46,14 @@ static bool mspec_mips_outer_cache;
 
 static int mspec_mips_init(void)
 {
+	/*
+	 * cpu_probe() marks the secondary cache not present until a probe
+	 * finds one; nothing initialises the tertiary cache's flags, whose
+	 * probe (sc-rm7k.c) sets its line size when it finds one.
+	 */
 	mspec_mips_outer_cache =
 		!(cpu_data[0].scache.flags & MIPS_CACHE_NOT_PRESENT) ||
-		!(cpu_data[0].tcache.flags & MIPS_CACHE_NOT_PRESENT);
+		cpu_data[0].tcache.linesz;
 	if (mspec_mips_outer_cache)
 		pr_info("secondary or tertiary cache present: mspec_uncached refuses mmap() (no exported way to flush it)\n");
 	return 0;
