@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * nopfn_bench: two benchmark devices for tests/guest/fault_bench.c, which
- * compares them with mspec's ->nopfn() device /dev/mspec_cached:
- * /dev/nopfn_bench_fault does the same work per page as mspec_cached's
- * ->nopfn() (allocate a zeroed page on first touch, publish it under a
- * spinlock, the same counters) but from ->fault() with vmf_insert_pfn(), so
- * that the two differ only in how the core dispatches the fault;
+ * nopfn_bench: three benchmark devices for tests/guest/fault_bench.c, one
+ * driver behind all three, so that they differ only in how a page gets
+ * mapped: /dev/nopfn_bench_nopfn and /dev/nopfn_bench_fault run the same
+ * handler (allocate a zeroed page on first touch, publish it under a
+ * spinlock; mspec_cached's work), the first as ->nopfn(), which returns the
+ * PFN for the core to map, the second as ->fault() with vmf_insert_pfn();
  * /dev/nopfn_bench_eager allocates every page the same way in ->mmap() and
  * maps it there with remap_pfn_range(). Like mspec, a mapping's pages are
  * shared, refcounted, by every VMA derived from it and cleared and freed
@@ -47,6 +47,7 @@ struct nopfn_bench_map {
 	refcount_t ref;		/* VMAs sharing the map */
 	spinlock_t lock;	/* serialises the publication of pages */
 	unsigned long pages;	/* size of the original mapping, in pages */
+	unsigned long populated;	/* pages published, under @lock */
 	unsigned long maddr[];	/* per page index: linear address or 0 */
 };
 
@@ -88,18 +89,33 @@ static void nopfn_bench_free_page(unsigned long maddr)
 	atomic_long_inc(&nopfn_bench_cnt.pages_freed);
 }
 
+/*
+ * The last VMA frees the pages, walking the indexes as mspec_close() does:
+ * up to the last page populated, yielding after each page freed or every
+ * NOPFN_BENCH_CLOSE_BATCH empty indexes (so that closing a large, sparsely
+ * touched mapping costs what it costs mspec).
+ */
+#define NOPFN_BENCH_CLOSE_BATCH	1024
+
 static void nopfn_bench_map_put(struct nopfn_bench_map *map)
 {
-	unsigned long i;
+	unsigned long i, left;
 
 	if (!refcount_dec_and_test(&map->ref))
 		return;
 
-	for (i = 0; i < map->pages; i++) {
-		if (map->maddr[i])
+	left = map->populated;
+	for (i = 0; left && i < map->pages; i++) {
+		if (map->maddr[i]) {
 			nopfn_bench_free_page(map->maddr[i]);
-		cond_resched();
+			left--;
+			cond_resched();
+		} else if (i % NOPFN_BENCH_CLOSE_BATCH ==
+			   NOPFN_BENCH_CLOSE_BATCH - 1) {
+			cond_resched();
+		}
 	}
+	WARN_ON_ONCE(left);
 	atomic_long_dec(&nopfn_bench_cnt.mappings);
 	kvfree(map);
 }
@@ -118,11 +134,12 @@ static void nopfn_bench_vm_close(struct vm_area_struct *vma)
 }
 
 /*
- * mspec_nopfn() step for step (less its failure injection, one atomic read
- * that never fires here), but mapping the page itself with
- * vmf_insert_pfn() and returning a vm_fault_t.
+ * The handler of both lazy devices, mspec_nopfn() step for step (less its
+ * failure injection, one atomic read that never fires here): the PFN of
+ * the page at @vmf->pgoff, allocated on its first touch; 0 if no page
+ * could be allocated.
  */
-static vm_fault_t nopfn_bench_fault(struct vm_fault *vmf)
+static unsigned long nopfn_bench_pfn(struct vm_fault *vmf)
 {
 	struct nopfn_bench_map *map = vmf->vma->vm_private_data;
 	pgoff_t index = vmf->pgoff;
@@ -130,22 +147,19 @@ static vm_fault_t nopfn_bench_fault(struct vm_fault *vmf)
 
 	atomic_long_inc(&nopfn_bench_cnt.faults);
 
-	/* VM_DONTEXPAND and the offset check keep this from happening. */
-	if (WARN_ON_ONCE(index >= map->pages))
-		return VM_FAULT_SIGBUS;
-
 	/* Pairs with smp_store_release() below: the page is zeroed. */
 	maddr = smp_load_acquire(&map->maddr[index]);
 	if (!maddr) {
 		maddr = nopfn_bench_alloc_page();
 		if (!maddr)
-			return VM_FAULT_OOM;
+			return 0;
 
 		spin_lock(&map->lock);
 		old = map->maddr[index];
 		if (!old) {
 			/* Pairs with smp_load_acquire() above. */
 			smp_store_release(&map->maddr[index], maddr);
+			map->populated++;
 		}
 		spin_unlock(&map->lock);
 
@@ -156,9 +170,46 @@ static vm_fault_t nopfn_bench_fault(struct vm_fault *vmf)
 			maddr = old;
 		}
 	}
-
-	return vmf_insert_pfn(vmf->vma, vmf->address, __pa(maddr) >> PAGE_SHIFT);
+	return __pa(maddr) >> PAGE_SHIFT;
 }
+
+/* VM_DONTEXPAND and the offset check keep an index from being too big. */
+static bool nopfn_bench_index_bad(struct vm_fault *vmf)
+{
+	struct nopfn_bench_map *map = vmf->vma->vm_private_data;
+
+	return WARN_ON_ONCE(vmf->pgoff >= map->pages);
+}
+
+/* The handler as ->fault(): it maps the page itself. */
+static vm_fault_t nopfn_bench_fault(struct vm_fault *vmf)
+{
+	unsigned long pfn;
+
+	if (nopfn_bench_index_bad(vmf))
+		return VM_FAULT_SIGBUS;
+	pfn = nopfn_bench_pfn(vmf);
+	if (!pfn)
+		return VM_FAULT_OOM;
+	return vmf_insert_pfn(vmf->vma, vmf->address, pfn);
+}
+
+/* The handler as ->nopfn(): the core maps the page. */
+static unsigned long nopfn_bench_nopfn(struct vm_fault *vmf)
+{
+	unsigned long pfn;
+
+	if (nopfn_bench_index_bad(vmf))
+		return NOPFN_SIGBUS;
+	pfn = nopfn_bench_pfn(vmf);
+	return pfn ? pfn : NOPFN_OOM;
+}
+
+static const struct vm_operations_struct nopfn_bench_nopfn_vm_ops = {
+	.open = nopfn_bench_vm_open,
+	.close = nopfn_bench_vm_close,
+	.nopfn = nopfn_bench_nopfn,
+};
 
 static const struct vm_operations_struct nopfn_bench_fault_vm_ops = {
 	.open = nopfn_bench_vm_open,
@@ -206,6 +257,13 @@ static int nopfn_bench_fault_mmap(struct file *file,
 						       &nopfn_bench_fault_vm_ops));
 }
 
+static int nopfn_bench_nopfn_mmap(struct file *file,
+				  struct vm_area_struct *vma)
+{
+	return PTR_ERR_OR_ZERO(nopfn_bench_mmap_common(vma,
+						       &nopfn_bench_nopfn_vm_ops));
+}
+
 /* Every PTE is there from mmap() on: no fault handler at all. */
 static const struct vm_operations_struct nopfn_bench_eager_vm_ops = {
 	.open = nopfn_bench_vm_open,
@@ -235,6 +293,7 @@ static int nopfn_bench_eager_mmap(struct file *file,
 			break;
 		}
 		map->maddr[i] = maddr;
+		map->populated++;
 		ret = remap_pfn_range(vma, vma->vm_start + i * PAGE_SIZE,
 				      __pa(maddr) >> PAGE_SHIFT, PAGE_SIZE,
 				      vma->vm_page_prot);
@@ -291,6 +350,13 @@ static const struct file_operations nopfn_bench_fops[] = {
 		.compat_ioctl = compat_ptr_ioctl,
 		.llseek = noop_llseek,
 	},
+	{
+		.owner = THIS_MODULE,
+		.mmap = nopfn_bench_nopfn_mmap,
+		.unlocked_ioctl = nopfn_bench_ioctl,
+		.compat_ioctl = compat_ptr_ioctl,
+		.llseek = noop_llseek,
+	},
 };
 
 static struct miscdevice nopfn_bench_dev[] = {
@@ -306,25 +372,36 @@ static struct miscdevice nopfn_bench_dev[] = {
 		.fops = &nopfn_bench_fops[1],
 		.mode = 0600,
 	},
+	{
+		.minor = MISC_DYNAMIC_MINOR,
+		.name = "nopfn_bench_nopfn",
+		.fops = &nopfn_bench_fops[2],
+		.mode = 0600,
+	},
 };
 
 static int __init nopfn_bench_init(void)
 {
+	unsigned int i;
 	int ret;
 
-	ret = misc_register(&nopfn_bench_dev[0]);
-	if (ret)
-		return ret;
-	ret = misc_register(&nopfn_bench_dev[1]);
-	if (ret)
-		misc_deregister(&nopfn_bench_dev[0]);
-	return ret;
+	for (i = 0; i < ARRAY_SIZE(nopfn_bench_dev); i++) {
+		ret = misc_register(&nopfn_bench_dev[i]);
+		if (ret) {
+			while (i--)
+				misc_deregister(&nopfn_bench_dev[i]);
+			return ret;
+		}
+	}
+	return 0;
 }
 
 static void __exit nopfn_bench_exit(void)
 {
-	misc_deregister(&nopfn_bench_dev[1]);
-	misc_deregister(&nopfn_bench_dev[0]);
+	unsigned int i = ARRAY_SIZE(nopfn_bench_dev);
+
+	while (i--)
+		misc_deregister(&nopfn_bench_dev[i]);
 	/* Every mapping holds the module through its file: all are gone. */
 	WARN_ON(atomic_long_read(&nopfn_bench_cnt.pages_in_use) ||
 		atomic_long_read(&nopfn_bench_cnt.mappings));
