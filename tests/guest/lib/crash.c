@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Fatal signals, described before they kill (crash.h). The handler uses
- * only async-signal-safe calls: open(), read(), pread(), write().
+ * only async-signal-safe calls: open(), read(), pread(), write(),
+ * gettid.
  */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "crash.h"
@@ -116,9 +118,20 @@ static void put_bytes(uintptr_t addr)
 
 static void on_fatal(int sig, siginfo_t *si, void *uc)
 {
+	static int reporting;
 	uintptr_t addr = (uintptr_t)si->si_addr;
 
 	(void)uc;
+	/*
+	 * The handler stays installed (no SA_RESETHAND): a second thread
+	 * that faults meanwhile must not kill the process before the first
+	 * one has said where. It waits for the first one's raise().
+	 */
+	if (__atomic_exchange_n(&reporting, 1, __ATOMIC_SEQ_CST)) {
+		put("# fatal signal in a second thread too\n");
+		for (;;)
+			pause();
+	}
 	put("# fatal signal ");
 	put_dec(sig);
 	put(" code ");
@@ -127,6 +140,8 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
 	put_hex(addr);
 	put(" in pid ");
 	put_dec(getpid());
+	put(" tid ");
+	put_dec(syscall(SYS_gettid));
 	put("\n");
 	put_mapping(addr);
 	put_bytes(addr);
@@ -142,7 +157,7 @@ void report_fatal_signals(void)
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_fatal;
-	sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
 }
