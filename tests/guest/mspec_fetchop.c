@@ -203,6 +203,7 @@ static void *hammer(void *arg)
 	struct timespec ts;
 	unsigned int i;
 
+	report_fatal_signals_on_own_stack();
 	/* All start together, so that they really overlap. */
 	__atomic_fetch_add(&w->res->ready, 1, __ATOMIC_SEQ_CST);
 	while (__atomic_load_n(&w->res->ready, __ATOMIC_SEQ_CST) < w->nworkers)

@@ -6,6 +6,7 @@
  */
 #include <fcntl.h>
 #include <signal.h>
+#include <ucontext.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -116,12 +117,34 @@ static void put_bytes(uintptr_t addr)
 	put("\n");
 }
 
+/* Where the CPU was: the instruction and stack pointers, where known. */
+static void put_regs(void *uc)
+{
+#if defined(__i386__) || defined(__x86_64__)
+	const ucontext_t *u = uc;
+
+#if defined(__i386__)
+	put("# registers: ip ");
+	put_hex((uint32_t)u->uc_mcontext.gregs[REG_EIP]);
+	put(" sp ");
+	put_hex((uint32_t)u->uc_mcontext.gregs[REG_ESP]);
+#else
+	put("# registers: ip ");
+	put_hex(u->uc_mcontext.gregs[REG_RIP]);
+	put(" sp ");
+	put_hex(u->uc_mcontext.gregs[REG_RSP]);
+#endif
+	put("\n");
+#else
+	(void)uc;
+#endif
+}
+
 static void on_fatal(int sig, siginfo_t *si, void *uc)
 {
 	static int reporting;
 	uintptr_t addr = (uintptr_t)si->si_addr;
 
-	(void)uc;
 	/*
 	 * The handler stays installed (no SA_RESETHAND): a second thread
 	 * that faults meanwhile must not kill the process before the first
@@ -143,10 +166,24 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
 	put(" tid ");
 	put_dec(syscall(SYS_gettid));
 	put("\n");
+	put_regs(uc);
 	put_mapping(addr);
 	put_bytes(addr);
 	signal(sig, SIG_DFL);
 	raise(sig);
+}
+
+/*
+ * An alternate stack for this thread's handler, so that a fault with a
+ * bad stack pointer is reported too (instead of the SIGSEGV the kernel
+ * forces when it cannot push the handler's frame).
+ */
+void report_fatal_signals_on_own_stack(void)
+{
+	static __thread char stack[64 * 1024] __attribute__((aligned(16)));
+	stack_t ss = { .ss_sp = stack, .ss_size = sizeof(stack) };
+
+	sigaltstack(&ss, NULL);
 }
 
 void report_fatal_signals(void)
@@ -157,7 +194,7 @@ void report_fatal_signals(void)
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_fatal;
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
 }
