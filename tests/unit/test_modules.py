@@ -235,3 +235,37 @@ def test_the_worked_example_as_readme_makes_it(tmp_path):
     first = src.index("#include")
     assert "#define _GNU_SOURCE\n" in src[:first]
     assert "#define PAGES\t\t8\t" in src
+
+
+def _kernel_build(tmp_path, order: list[str]):
+    out = tmp_path / "build"
+    (out / "include/config").mkdir(parents=True)
+    (out / "include/config/kernel.release").write_text("6.1.192-nopfn\n")
+    for rel in order:
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_text("ko")
+    (out / "modules.order").write_text(
+        "".join(r.replace(".ko", ".o") + "\n" for r in order))
+    return types.SimpleNamespace(STEP="kernels", out=out)
+
+
+def test_tree_modules_beside_an_architectures_own(tmp_path):
+    """ppc64el's configuration builds two PowerNV modules besides
+    test_nopfn: test_nopfn is taken, they are left alone."""
+    kb = _kernel_build(tmp_path, ["drivers/misc/cxl/cxl.ko",
+                                  "lib/test_nopfn.ko",
+                                  "drivers/char/powernv-op-panel.ko"])
+    where = tmp_path / "where"
+    where.mkdir()
+    names, installed = modules.tree_modules(kb, where)
+    assert names == ["test_nopfn"]
+    assert installed == {"test_nopfn":
+                         "lib/modules/6.1.192-nopfn/kernel/lib/test_nopfn.ko"}
+    assert sorted(p.name for p in where.iterdir()) == ["test_nopfn.ko"]
+
+
+def test_tree_modules_missing_is_an_error(tmp_path):
+    kb = _kernel_build(tmp_path, ["drivers/misc/cxl/cxl.ko"])
+    with pytest.raises(BuildError, match=r"did not build the modules "
+                       r"\['test_nopfn'\]"):
+        modules.tree_modules(kb, tmp_path)
