@@ -9,11 +9,15 @@
 #ifndef CRASH_H
 #define CRASH_H
 
-/* Report SIGILL, SIGSEGV, SIGBUS and SIGFPE of this process and its
- * threads (and, after fork(), of its children) before they kill it. */
+/*
+ * Report SIGILL, SIGSEGV, SIGBUS and SIGFPE of this process and its
+ * threads (and, after fork(), of its children) before they kill it.
+ */
 void report_fatal_signals(void);
-/* Give the calling thread an alternate signal stack for the report (each
- * thread that may fault with a bad stack pointer calls it). */
+/*
+ * Give the calling thread an alternate signal stack for the report (each
+ * thread that may fault with a bad stack pointer calls it).
+ */
 void report_fatal_signals_on_own_stack(void);
 
 #endif
