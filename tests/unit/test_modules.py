@@ -164,13 +164,13 @@ def test_a_driver_folder_without_modules_is_refused(tmp_path):
                plan.Plan([arches["x86_64"]], [], {}))
 
 
-def test_the_params_file_is_no_input_of_the_module_build(tmp_path):
-    """Changing a parameter rebuilds nothing: only insmod reads it."""
-    d = _driver_copy(tmp_path)
-    (d / "mine.c").write_text("/* a module */\n")
-    kb = types.SimpleNamespace(key="k", STEP="kernels",
+def _build_inputs(tmp_path, step: str, driver) -> dict:
+    """The inputs build_modules() keys its cache entry by, for a build of
+    @driver against a kernel (@step "kernels") or a compile check
+    ("checks"): the entry is asked for, nothing is built."""
+    kb = types.SimpleNamespace(key="k", STEP=step,
                                entry=types.SimpleNamespace(
-                                   path=tmp_path / "kernels" / "x86_64-k"))
+                                   path=tmp_path / step / "x86_64-k"))
     cache = Cache(tmp_path / "cache")
     seen = []
 
@@ -178,10 +178,19 @@ def test_the_params_file_is_no_input_of_the_module_build(tmp_path):
         seen.append(inputs)
         raise RuntimeError("stop here")
     cache.entry = entry
+    with pytest.raises(RuntimeError):
+        modules.build_modules(kb, cache, driver)
+    return seen[0]
+
+
+def test_the_params_file_is_no_input_of_the_module_build(tmp_path):
+    """Changing a parameter rebuilds nothing: only insmod reads it."""
+    d = _driver_copy(tmp_path)
+    (d / "mine.c").write_text("/* a module */\n")
+    seen = []
     for text in ("mine: pages=8\n", "mine: pages=9\n"):
         (d / modules.PARAMS_FILE).write_text(text)
-        with pytest.raises(RuntimeError):
-            modules.build_modules(kb, cache, d)
+        seen.append(_build_inputs(tmp_path, "kernels", d))
     assert seen[0] == seen[1]
 
 
@@ -191,20 +200,8 @@ def test_modules_of_a_compile_check_are_not_the_kernels(tmp_path):
     not be taken for the kernel's modules (a booted armhf once found
     test_nopfn missing that way)."""
     d = _driver_copy(tmp_path)
-    cache = Cache(tmp_path / "cache")
-    seen = []
-
-    def entry(step, name, inputs):
-        seen.append(inputs)
-        raise RuntimeError("stop here")
-    cache.entry = entry
-    for step in ("checks", "kernels"):
-        kb = types.SimpleNamespace(key="k", STEP=step,
-                                   entry=types.SimpleNamespace(
-                                       path=tmp_path / step / "armhf-k"))
-        with pytest.raises(RuntimeError):
-            modules.build_modules(kb, cache, d)
-    assert seen[0] != seen[1]
+    assert _build_inputs(tmp_path, "checks", d) != \
+        _build_inputs(tmp_path, "kernels", d)
 
 
 EXAMPLE = REPO / "docs" / "examples"
