@@ -51,6 +51,16 @@ static void put_dec(long v)
 	put(p);
 }
 
+/* The hexadecimal number at *@s, up to @end or the string's end. */
+static unsigned long hex_field(const char **s, char end)
+{
+	unsigned long v = 0;
+
+	for (; **s && **s != end; (*s)++)
+		v = v * 16 + (**s <= '9' ? **s - '0' : **s - 'a' + 10);
+	return v;
+}
+
 /* The line of /proc/self/maps whose range holds @addr, if any. */
 static void put_mapping(uintptr_t addr)
 {
@@ -64,8 +74,8 @@ static void put_mapping(uintptr_t addr)
 		return;
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
 		for (i = 0; i < n; i++) {
-			unsigned long lo = 0, hi = 0;
-			const char *s;
+			unsigned long lo, hi;
+			const char *s = line;
 
 			if (buf[i] != '\n') {
 				if (len < sizeof(line) - 1)
@@ -74,10 +84,9 @@ static void put_mapping(uintptr_t addr)
 			}
 			line[len] = 0;
 			len = 0;
-			for (s = line; *s && *s != '-'; s++)
-				lo = lo * 16 + (*s <= '9' ? *s - '0' : *s - 'a' + 10);
-			for (s += *s == '-'; *s && *s != ' '; s++)
-				hi = hi * 16 + (*s <= '9' ? *s - '0' : *s - 'a' + 10);
+			lo = hex_field(&s, '-');
+			s += *s == '-';
+			hi = hex_field(&s, ' ');
 			if (addr >= lo && addr < hi) {
 				put("# mapping: ");
 				put(line);
