@@ -33,9 +33,11 @@ RUNAS = "selftests/runas"               # tests/mm-selftests/runas.c
 # Libraries the selftests' Makefile links that the guests' cross
 # toolchains lack: the matrix's own stand-in headers.
 LIBS = {"cap": HELPERS / "include"}
-# Calls the guests' kernels lack, replaced at link time (-Wl,--wrap=NAME)
-# by tests/mm-selftests/wrap_NAME.c, which tries the real call first.
-WRAPS = {"socketpair": HELPERS / "wrap_socketpair.c"}
+# Calls the guests' kernels lack or refuse, replaced at link time
+# (-Wl,--wrap=NAME) by tests/mm-selftests/wrap_NAME.c, which makes the
+# real call first.
+WRAPS = {"socketpair": HELPERS / "wrap_socketpair.c",
+         "ioctl": HELPERS / "wrap_ioctl.c"}
 
 # As the selftests' Makefile (CFLAGS = -Wall, LDLIBS = -lrt -lpthread),
 # static and stripped for the initramfs.
