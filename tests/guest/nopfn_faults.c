@@ -77,8 +77,10 @@ TEST_F(nopfn, ram_read_write_remap)
 	ASSERT_EQ(self->base.all_ram_pages + n, s.all_ram_pages);
 	for (i = 0; i < n; i++) {
 		ASSERT_EQ(0, query(self->fd, m + i * psz, &q));
+		/* read, then written: dirty and young on every machine */
 		ASSERT_EQ(NOPFN_TEST_Q_PRESENT | NOPFN_TEST_Q_WRITE |
-			  NOPFN_TEST_Q_PFN_VALID, q.flags);
+			  NOPFN_TEST_Q_PFN_VALID | NOPFN_TEST_Q_DIRTY |
+			  NOPFN_TEST_Q_YOUNG, q.flags);
 		ASSERT_EQ((uint64_t)i, q.pgoff);
 		ASSERT_NE(0ULL, q.ram_pfn);
 		ASSERT_EQ(q.ram_pfn, q.pfn);
@@ -158,8 +160,19 @@ TEST_F(nopfn, carve_no_struct_page)
 		strcpy(m + i * psz + 1, cookie);
 		m[i * psz + psz - 1] = (char)(0x5a + i);
 		ASSERT_EQ(0, query(self->fd, m + i * psz, &q));
-		ASSERT_EQ(NOPFN_TEST_Q_PRESENT | NOPFN_TEST_Q_WRITE, q.flags);
+		ASSERT_EQ(NOPFN_TEST_Q_PRESENT | NOPFN_TEST_Q_WRITE |
+			  NOPFN_TEST_Q_DIRTY | NOPFN_TEST_Q_YOUNG, q.flags);
 		ASSERT_EQ((uint64_t)(s.carve_pfn + i), q.pfn);
+#if defined(__x86_64__) || defined(__i386__)
+		/*
+		 * Memory nobody reserved a type for (past mem=): the PAT
+		 * makes it UC- (track_pfn_insert()), whatever vm_page_prot
+		 * says, so that it cannot alias a mapping of another type.
+		 */
+		ASSERT_EQ(NOPFN_TEST_MT_UC_MINUS, q.memtype);
+#else
+		ASSERT_EQ(NOPFN_TEST_MT_NONE, q.memtype);
+#endif
 		ASSERT_EQ(0ULL, q.ram_pfn);
 	}
 	s = stats(self->fd);
