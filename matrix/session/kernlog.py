@@ -34,6 +34,9 @@ from typing import Iterable
 _TS = re.compile(r"^\[\s*\d+\.\d+\]\s?")
 CUT = re.compile(r"-+\[ cut here \]-+")
 END = re.compile(r"---\[ end (trace|Kernel panic)")
+# A WARN's own header line, after its message: "WARNING: CPU: 0 PID: 131
+# at lib/list_debug.c:27 __list_add_valid+0x71/0xa0"
+WARN_HEADER = re.compile(r"^WARNING: CPU: \d+ PID: \d+ at ")
 BAD = re.compile(
     r"\bBUG[: ]|WARNING:|Oops|Kernel panic|general protection fault|"
     r"Unable to handle kernel|KASAN|kmemleak:.*(suspected|new) memory leak|"
@@ -110,7 +113,7 @@ def reports(log: Iterable[str], expected: list[re.Pattern]) -> list[Report]:
     """Every report in the log, with the pattern that allows it if any."""
     out: list[Report] = []
     cur: list[str] = []
-    inside = own = False
+    inside = own = header = False
     injected = False        # the lines since a fault injection are its dump
     injecting = False       # a test has the injection on
     for raw in log:
@@ -130,7 +133,7 @@ def reports(log: Iterable[str], expected: list[re.Pattern]) -> list[Report]:
         if CUT.search(line):
             if inside:              # the one before never ended
                 out.append(Report(cur))
-            inside, own, cur = True, False, [line]
+            inside, own, header, cur = True, False, False, [line]
             continue
         if inside:
             if END.search(line):
@@ -139,7 +142,12 @@ def reports(log: Iterable[str], expected: list[re.Pattern]) -> list[Report]:
                 inside, cur = False, []
                 continue
             if bad:
-                if own:             # a report inside the splat
+                # a WARN's message is a report of its own (list_add
+                # corruption, ...): the WARNING line after it is the
+                # same splat's header, not another report
+                first_header = not header and WARN_HEADER.search(line)
+                header = header or bool(first_header)
+                if own and not first_header:    # a report inside
                     out.append(Report([line]))
                     continue
                 own = True

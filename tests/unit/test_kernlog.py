@@ -283,6 +283,39 @@ PAGE_ALLOC_FAILURE = """\
 [   52.313610] active_anon:0 inactive_anon:10 isolated_anon:0
 """
 
+# What the debug kernels print since UBSAN and DEBUG_LIST are in
+# kernel/config/debug.config, in 6.1's formats: lib/ubsan.c's
+# ubsan_prologue() (a rule, "UBSAN: <check> in <file>:<line>:<col>", the
+# stack, a rule), and lib/list_debug.c's CHECK_DATA_CORRUPTION(), a WARN
+# without BUG_ON_DATA_CORRUPTION.
+UBSAN_SHIFT = """\
+[   41.502113] ================================================================================
+[   41.502420] UBSAN: shift-out-of-bounds in mm/memory.c:4987:32
+[   41.502611] shift exponent 64 is too large for 64-bit type 'long unsigned int'
+[   41.502890] CPU: 1 PID: 118 Comm: nopfn-tests Tainted: G           O       6.1.192-nopfn #1
+[   41.503100] Call Trace:
+[   41.503210]  <TASK>
+[   41.503320]  dump_stack_lvl+0x5b/0x77
+[   41.503430]  __ubsan_handle_shift_out_of_bounds.cold+0x53/0x10d
+[   41.503540]  do_nopfn+0x2f1/0x560
+[   41.503650]  </TASK>
+[   41.503760] ================================================================================
+"""
+
+LIST_CORRUPTION = """\
+[   63.200100] ------------[ cut here ]------------
+[   63.200210] list_add corruption. next->prev should be prev (ffff888004b2c1a8), but was dead000000000122. (next=ffff888004b2c1a8).
+[   63.200450] WARNING: CPU: 0 PID: 131 at lib/list_debug.c:27 __list_add_valid+0x71/0xa0
+[   63.200560] Modules linked in: test_nopfn mspec nopfn_bench
+[   63.200670] CPU: 0 PID: 131 Comm: mspec_stress Tainted: G           O       6.1.192-nopfn #1
+[   63.200780] RIP: 0010:__list_add_valid+0x71/0xa0
+[   63.200890] Call Trace:
+[   63.201000]  <TASK>
+[   63.201110]  mspec_open+0x5e/0xa0 [mspec]
+[   63.201220]  </TASK>
+[   63.201330] ---[ end trace 0000000000000000 ]---
+"""
+
 NEW_REPORTS = {
     "mips_bug": (MIPS_BUG, ["Kernel bug detected[#1]:"]),
     "m68k_trap": (M68K_TRAP, ["BAD KERNEL TRAP: 00000000"]),
@@ -299,6 +332,10 @@ NEW_REPORTS = {
     "vm_fault_oom": (VM_FAULT_OOM, [VM_FAULT_OOM[15:-1]]),
     "page_alloc_failure": (PAGE_ALLOC_FAILURE,
                            [PAGE_ALLOC_FAILURE.splitlines()[0][15:]]),
+    "ubsan": (UBSAN_SHIFT, [UBSAN_SHIFT.splitlines()[1][15:]]),
+    # one report, the whole splat: its WARNING line is its header
+    "list_corruption": (LIST_CORRUPTION, ["\n".join(
+        ln[15:] for ln in LIST_CORRUPTION.splitlines())]),
 }
 
 
