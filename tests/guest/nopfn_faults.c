@@ -77,10 +77,15 @@ TEST_F(nopfn, ram_read_write_remap)
 	ASSERT_EQ(self->base.all_ram_pages + n, s.all_ram_pages);
 	for (i = 0; i < n; i++) {
 		ASSERT_EQ(0, query(self->fd, m + i * psz, &q));
-		/* read, then written: dirty and young on every machine */
+		/*
+		 * Read first, so the fault mapped it clean; whether the
+		 * write then dirtied the PTE is the MMU's doing (QEMU's
+		 * m68k leaves it clean): not checked here, a write fault's
+		 * own PTE is (nopfn-tests' write_fault_maps_young_dirty).
+		 */
 		ASSERT_EQ(NOPFN_TEST_Q_PRESENT | NOPFN_TEST_Q_WRITE |
-			  NOPFN_TEST_Q_PFN_VALID | NOPFN_TEST_Q_DIRTY |
-			  NOPFN_TEST_Q_YOUNG, q.flags);
+			  NOPFN_TEST_Q_PFN_VALID,
+			  q.flags & ~(NOPFN_TEST_Q_DIRTY | NOPFN_TEST_Q_YOUNG));
 		ASSERT_EQ((uint64_t)i, q.pgoff);
 		ASSERT_NE(0ULL, q.ram_pfn);
 		ASSERT_EQ(q.ram_pfn, q.pfn);
@@ -168,6 +173,7 @@ TEST_F(nopfn, carve_no_struct_page)
 		strcpy(m + i * psz + 1, cookie);
 		m[i * psz + psz - 1] = (char)(0x5a + i);
 		ASSERT_EQ(0, query(self->fd, m + i * psz, &q));
+		/* written first: the write fault made it young and dirty */
 		ASSERT_EQ(NOPFN_TEST_Q_PRESENT | NOPFN_TEST_Q_WRITE |
 			  NOPFN_TEST_Q_DIRTY | NOPFN_TEST_Q_YOUNG, q.flags);
 		ASSERT_EQ((uint64_t)(s.carve_pfn + i), q.pfn);
