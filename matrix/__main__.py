@@ -300,7 +300,7 @@ def main(argv: list[str]) -> int:
                        "load instead of driver/ (a copy of it with yours "
                        "added, or a mutated one); its module-params.yaml "
                        "gives their parameters")
-        p.add_argument("--series", help="a copy of kernel/patches/ to apply "
+        p.add_argument("--series", help="a copy of kernel/patches/6.1/ to apply "
                        "(its series file; e.g. with a mutation added)")
         p.add_argument("--no-install", action="store_true")
         if name == "run":
@@ -336,7 +336,7 @@ def main(argv: list[str]) -> int:
                        "the cache holds of each (kernel built for the "
                        "series, or compile-checked only), aliases")
     p.add_argument("--series", help="what the cache holds for this copy "
-                   "of kernel/patches/ (default: kernel/patches/)")
+                   "of kernel/patches/6.1/ (default: kernel/patches/6.1/)")
     p.add_argument("--no-cache", action="store_true", help="do not look "
                    "in the cache (runs no compiler to name it)")
     sub.add_parser("bisect", help="the first patch of the series at "

@@ -126,7 +126,7 @@ def search(good: int, bad: int, step: Callable[[int], Step]
             f"{first.message.splitlines()[0] if first.message else ''}); "
             "give --good N, a prefix at which it passes (the kernels "
             "build only with the series' test module, patch 14 of "
-            "kernel/patches/, and driver/'s modules only with all of "
+            "kernel/patches/6.1/, and driver/'s modules only with all of "
             "the ->nopfn() interface, patches 9 to 12)")
     lo, hi = good, bad
     while hi - lo > 1:
@@ -238,7 +238,7 @@ def main(argv: list[str], pytest_args: list[str],
                     "item's name, test_case[x86_64-nopfn-tests-api."
                     "revoke_racing_fault], or a -k expression")
     ap.add_argument("--series", help="the series to bisect (default "
-                    "kernel/patches/)")
+                    "kernel/patches/6.1/)")
     ap.add_argument("--good", type=int, default=0, metavar="N",
                     help="a prefix of N patches at which T passes "
                     "(default 0: the kernel without the series)")

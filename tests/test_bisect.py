@@ -1,6 +1,6 @@
 """matrix bisect finds a planted failing patch, with real x86_64 guests.
 
-A copy of kernel/patches/ gets three patches after the series: a
+A copy of kernel/patches/6.1/ gets three patches after the series: a
 harmless one (a new file under Documentation/), one that makes
 do_nopfn() fail every fault with SIGBUS, and another harmless one. From
 the series itself, known to pass (--good N), `python3 -m matrix bisect`
@@ -67,7 +67,7 @@ def breaking(src: pathlib.Path) -> str:
 
 
 def planted_series(tmp_path: pathlib.Path) -> tuple[pathlib.Path, int]:
-    """kernel/patches/ with the three patches after it, and how many
+    """kernel/patches/6.1/ with the three patches after it, and how many
     patches the series itself has."""
     series = tmp_path / "patches"
     shutil.copytree(tree.SERIES_DIR, series)

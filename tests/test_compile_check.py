@@ -30,7 +30,7 @@ MIPS = ("mips64el", "mipsel")
 
 
 def broken_series(tmp: pathlib.Path) -> pathlib.Path:
-    """kernel/patches/ with a last patch that puts an #error in BROKEN."""
+    """kernel/patches/6.1/ with a last patch that puts an #error in BROKEN."""
     series = tmp / "patches"
     shutil.copytree(SERIES_DIR, series)
     src = Tree(cache.Cache()).ensure()

@@ -25,7 +25,7 @@ mutation, the kernel) must still build without a warning, so that the
 failure is the suites' doing. Only a plain failure catches: a test that
 fails and then passes on its rerun does not. Nothing of this lives in the
 driver or the series: the mutated copy is built with --driver, or a copy
-of kernel/patches/ with the mutation appended to its series with
+of kernel/patches/6.1/ with the mutation appended to its series with
 --series.
 
 NOPFN_MUTATION_ARCH names the targets (comma list; default x86_64).
@@ -54,7 +54,7 @@ MUTATIONS = sorted((REPO / "tests" / "mutations").glob("*.patch"))
 ARCHES = os.environ.get("NOPFN_MUTATION_ARCH", "x86_64").split(",")
 SELECTED = [a.name for a in archspec.select(os.environ.get("NOPFN_ARCH",
                                                            "all"))]
-SERIES_DIR = REPO / "kernel" / "patches"
+SERIES_DIR = REPO / "kernel" / "patches" / "6.1"
 SURVIVORS = os.environ.get("NOPFN_MUTATION_SURVIVORS") == "1"
 
 
@@ -89,7 +89,7 @@ def test_every_mutation_says_what_catches_it():
 
 
 def _kernel_series(tmp_path: pathlib.Path, patch: pathlib.Path) -> str:
-    """A copy of kernel/patches/ with the mutation last in its series."""
+    """A copy of kernel/patches/6.1/ with the mutation last in its series."""
     series = tmp_path / "patches"
     shutil.copytree(SERIES_DIR, series)
     shutil.copy(patch, series / ("zz-mutation-" + patch.name))

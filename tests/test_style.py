@@ -144,4 +144,4 @@ def test_driver_checkpatch_clean(tree, path):
 
 
 def test_series_is_not_empty():
-    assert PATCHES, "kernel/patches/series lists no patch"
+    assert PATCHES, "kernel/patches/6.1/series lists no patch"

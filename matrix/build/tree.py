@@ -1,5 +1,5 @@
 """The kernel tree: linux-source-6.1 extracted, with a quilt series
-applied (kernel/patches/, or a copy of it), cached by both."""
+applied (kernel/patches/6.1/, or a copy of it), cached by both."""
 from __future__ import annotations
 
 import os
@@ -16,7 +16,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 # the kernel tree the series applies to, as results name it ("tree")
 TREE = "6.1"
 TARBALL = pathlib.Path(f"/usr/src/linux-source-{TREE}.tar.xz")
-SERIES_DIR = REPO / "kernel" / "patches"
+SERIES_DIR = REPO / "kernel" / "patches" / TREE
 
 
 def parse_series(series_dir: pathlib.Path = SERIES_DIR

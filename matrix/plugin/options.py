@@ -24,7 +24,7 @@ def pytest_addoption(parser):
                 "with yours added, or a mutated one); its "
                 "module-params.yaml gives their parameters")
     g.addoption("--series", default=None, help="apply this copy of "
-                "kernel/patches/ (its series file) instead (e.g. with a "
+                "kernel/patches/6.1/ (its series file) instead (e.g. with a "
                 "mutation added)")
     g.addoption("--user-tests", default=None, help="folder of extra C test "
                 "sources (KTAP or plain exit status) for every guest")

@@ -157,7 +157,7 @@ def exact_integer(value) -> Optional[str]:
 
 
 def series_hash() -> str:
-    """Hash of kernel/patches: the series file and every patch's content."""
+    """Hash of kernel/patches/6.1: the series file and every patch's content."""
     from ..build import cache as cachemod
     from ..build.tree import SERIES_DIR, parse_series
     try:

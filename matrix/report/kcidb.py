@@ -3,7 +3,7 @@
   ./matrix/run --kcidb FILE [--kcidb-origin NAME] [--kcidb-url BASE]
   python3 -m matrix kcidb RESULTS_DIR FILE [--origin NAME] [--url BASE]
 
-One checkout (linux-source-6.1 with kernel/patches/ applied: the patchset
+One checkout (linux-source-6.1 with kernel/patches/6.1/ applied: the patchset
 hash as KCIDB defines it, the patches as patchset_files), one build per
 target (architecture and variant: x86_64, x86_64-debug, ...), and one test
 per pytest item of the target, with its status and, as log_url, the

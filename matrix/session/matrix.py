@@ -46,7 +46,7 @@ class Options:
     arch: str = "default"       # comma list, "all", or "default"
     variant: str = "all"
     driver: Optional[pathlib.Path] = None       # a copy of driver/
-    series: Optional[pathlib.Path] = None       # a copy of kernel/patches/
+    series: Optional[pathlib.Path] = None       # a copy of kernel/patches/6.1/
     user_tests: Optional[pathlib.Path] = None
     results: Optional[str] = None
     test_timeout: float = 60.0
@@ -76,7 +76,7 @@ class Options:
                               "declares no module (obj-m += NAME.o)")
         if self.series and not (self.series / "series").is_file():
             raise OptionError(f"--series {self.series}: no series file "
-                              "there (give a copy of kernel/patches/)")
+                              "there (give a copy of kernel/patches/6.1/)")
 
 
 class ResultsDir:

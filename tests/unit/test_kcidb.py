@@ -240,7 +240,7 @@ def test_patchset_hash_is_kcidb_s():
     """As the definition says: sha256sum *.patch | cut -c-64 | sha256sum
     | cut -c-64, over the series in order."""
     patches = kcidb.series_patches()
-    assert patches, "kernel/patches/series lists no patch"
+    assert patches, "kernel/patches/6.1/series lists no patch"
     sh = subprocess.run(
         ["bash", "-c", 'sha256sum "$@" | cut -c-64 | sha256sum | '
          'cut -c-64', "sh", *map(str, patches)],

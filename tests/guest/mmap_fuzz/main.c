@@ -45,7 +45,7 @@
  *
  * The model is written from the sources; the comments at each rule say
  * where it comes from: mm/mmap.c, mm/mremap.c, mm/mprotect.c, mm/madvise.c
- * of linux-source-6.1, the ->nopfn() series (kernel/patches/, described in
+ * of linux-source-6.1, the ->nopfn() series (kernel/patches/6.1/, described in
  * docs/nopfn-api.md), driver/mspec_core.c and lib/test_nopfn.c
  * (lib/test_nopfn_uapi.h).
  */

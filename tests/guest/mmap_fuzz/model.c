@@ -356,7 +356,7 @@ enum { FR_OK, FR_SIGBUS, FR_OOM };
  *
  * do_nopfn() turns NOPFN_SIGBUS into VM_FAULT_SIGBUS, and NOPFN_OOM too
  * for a task that is not dying and has no memcg OOM to run (the guests
- * have no memory cgroups): kernel/patches, "mm: add ->nopfn()".
+ * have no memory cgroups): kernel/patches/6.1, "mm: add ->nopfn()".
  */
 static int nopfn_call(struct mobj *o, struct mpage *mp, unsigned int b)
 {
