@@ -62,6 +62,7 @@
 
 #include <mspec_fetchop.h>
 
+#include "kcompat.h"
 #include "mspec.h"
 
 #define REVISION	"5.0"
@@ -322,7 +323,7 @@ static int mspec_mmap(struct file *file, struct vm_area_struct *vma,
 	atomic_long_inc(&mspec_stats[type].mappings);
 
 	vma->vm_private_data = vdata;
-	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
+	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_page_prot = mspec_arch_pgprot(type, vma->vm_page_prot);
 	vma->vm_ops = &mspec_vm_ops;
 

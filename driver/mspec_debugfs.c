@@ -14,7 +14,8 @@
  *                     in the reader's mm and its decoded memory type
  *
  * <type> is fetchop, cached or uncached.  The pte file only looks at VMAs
- * that are VM_IO or VM_PFNMAP (what follow_pte() supports), and reads the
+ * that are VM_IO or VM_PFNMAP (what follow_pte() and follow_pfnmap_start()
+ * support), and reads the
  * PTE under mmap_lock and the PTE lock, so "uncached" is read from the
  * page tables rather than assumed.
  */
@@ -33,6 +34,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include "kcompat.h"
 #include "mspec.h"
 
 static struct dentry *mspec_debugfs_root;
@@ -86,8 +88,7 @@ static ssize_t mspec_pte_describe(unsigned long addr, char *buf, size_t size)
 	struct vm_area_struct *vma;
 	const char *memtype, *alias_memtype;
 	int cacheable, alias_cacheable;
-	spinlock_t *ptl;	/* PTE lock, taken by follow_pte() */
-	pte_t *ptep, pte;
+	pte_t pte;
 	unsigned long pfn;
 	int type, ret;
 
@@ -105,13 +106,9 @@ static ssize_t mspec_pte_describe(unsigned long addr, char *buf, size_t size)
 		goto unlock;
 	}
 	type = mspec_vma_type(vma);
-	ret = follow_pte(mm, addr, &ptep, &ptl);
-	if (ret) {
-		ret = -ENXIO;	/* no PTE: not touched yet */
-		goto unlock;
-	}
-	pte = ptep_get(ptep);
-	pte_unmap_unlock(ptep, ptl);
+	ret = kcompat_read_pte(vma, addr, &pte);
+	if (ret)
+		goto unlock;	/* -ENXIO: no PTE, not touched yet */
 	mmap_read_unlock(mm);
 
 	pfn = pte_pfn(pte);

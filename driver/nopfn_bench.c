@@ -34,6 +34,8 @@
 
 #include <nopfn_bench.h>
 
+#include "kcompat.h"
+
 /* As mspec's MSPEC_GFP: for the faulting task, charged, zeroed. */
 #define NOPFN_BENCH_GFP	(GFP_USER | __GFP_ZERO | __GFP_ACCOUNT)
 
@@ -245,7 +247,7 @@ nopfn_bench_mmap_common(struct vm_area_struct *vma,
 	atomic_long_inc(&nopfn_bench_cnt.mappings);
 
 	vma->vm_private_data = map;
-	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP;
+	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_ops = ops;
 	return map;
 }
