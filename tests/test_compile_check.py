@@ -51,12 +51,15 @@ def checks(res: pathlib.Path, targets: tuple[str, ...], *args: str
            ) -> subprocess.CompletedProcess:
     """The default run's compile checks of @targets (the other targets'
     items are deselected: their checks are the same as armhf's, minutes
-    more of the same)."""
+    more of the same). Without --no-install: on a new machine these
+    targets' cross compilers are not installed yet when this test runs
+    (matrix/setup installs the fast tier's; the default run installs the
+    others' when it comes to their checks), so the run installs them as
+    the default run would (apt-get is locked across processes)."""
     return subprocess.run(
         [sys.executable, "-m", "pytest", str(REPO / "tests" /
                                              "test_matrix.py"),
          "-p", "no:cacheprovider", "-q", *args, f"--results={res}",
-         "--no-install",
          "-k", f"compile_check and ({' or '.join(targets)})"],
         cwd=REPO, capture_output=True, text=True, timeout=1800)
 
