@@ -11,6 +11,11 @@
 
 #include <linux/mm.h>
 
+#if defined(CONFIG_RISCV) && defined(KCOMPAT_HAVE_ASM_CPUFEATURE_H)
+/* riscv_isa_extension_available() left asm/hwcap.h for this in 6.4 */
+#include <asm/cpufeature.h>
+#endif
+
 #ifndef KCOMPAT_HAVE_VM_FLAGS_SET
 /* vma->vm_flags became read-only in 6.3: vm_flags_set() writes it. */
 static inline void vm_flags_set(struct vm_area_struct *vma,

@@ -42,6 +42,7 @@
 #include <asm/hwcap.h>
 #include <asm/pgtable.h>
 
+#include "../kcompat.h"
 #include "../mspec_arch.h"
 
 static bool mspec_riscv_nc;	/* pgprot_writecombine() gives PBMT NC */
