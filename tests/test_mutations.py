@@ -45,6 +45,7 @@ import sys
 
 import pytest
 
+from matrix.build.tree import SERIES_DIR
 from matrix.spec import arch as archspec
 from matrixbuild import prebuild
 
@@ -54,7 +55,6 @@ MUTATIONS = sorted((REPO / "tests" / "mutations").glob("*.patch"))
 ARCHES = os.environ.get("NOPFN_MUTATION_ARCH", "x86_64").split(",")
 SELECTED = [a.name for a in archspec.select(os.environ.get("NOPFN_ARCH",
                                                            "all"))]
-SERIES_DIR = REPO / "kernel" / "patches" / "6.1"
 SURVIVORS = os.environ.get("NOPFN_MUTATION_SURVIVORS") == "1"
 
 
