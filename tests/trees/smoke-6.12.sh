@@ -12,41 +12,47 @@
 # machine, CPU, memory and command line.  It prints the KTAP totals and
 # exits non-zero unless every case passed or skipped with a reason.
 #
-# Usage: tests/trees/smoke-6.12.sh x86_64|arm64|riscv64
+# Usage: tests/trees/smoke-6.12.sh ARCH (booted so far: x86_64, arm64,
+# riscv64)
 # Needs: apt-get install linux-source-6.12 (the tarball in /usr/src), the
 # packages matrix/setup installs, and a matrix run of the same
 # architecture before (its busybox, from ~/.cache/nopfn-matrix/busybox).
 # Work folder: $NOPFN_612_WORK (default /tmp/nopfn-6.12).
 set -euo pipefail
-A=${1:?usage: $0 x86_64|arm64|riscv64}
-TREE_FRAGMENT=
+A=${1:?usage: $0 ARCH (an architecture file: x86_64, arm64, riscv64 were booted)}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 WORK=${NOPFN_612_WORK:-/tmp/nopfn-6.12}
 TARBALL=/usr/src/linux-source-6.12.tar.xz
 CACHE=${NOPFN_CACHE:-$HOME/.cache/nopfn-matrix}
-case $A in
-x86_64) KA=x86_64; CC=gcc; CROSS=; IMG=vmlinux
-  QEMU="qemu-system-x86_64 -M microvm -cpu qemu64 -smp 2 -m 256M"
-  APPEND="console=ttyS0 mem=128M 8250.nr_uarts=1 tsc=reliable no_timer_check"
-  PARAMS="carve_phys=0x8000000 carve_size=0x4000000";;
-arm64) KA=arm64; CC=aarch64-linux-gnu-gcc; CROSS=aarch64-linux-gnu-
-  IMG=arch/arm64/boot/Image
-  QEMU="qemu-system-aarch64 -M virt -cpu cortex-a57 -smp 2 -m 512M"
-  APPEND="console=ttyAMA0 mem=256M"
-  PARAMS="carve_phys=0x50000000 carve_size=0x4000000";;
-riscv64) KA=riscv; CC=riscv64-linux-gnu-gcc; CROSS=riscv64-linux-gnu-
-  IMG=arch/riscv/boot/Image
-  QEMU="qemu-system-riscv64 -M virt -cpu rv64,svpbmt=on -smp 2 -m 512M
-        -bios /usr/share/qemu/opensbi-riscv64-generic-fw_dynamic.bin"
-  APPEND="console=ttyS0 mem=256M"
-  PARAMS="carve_phys=0x98000000 carve_size=0x4000000"
-  # 6.12 calls the QEMU virt platform ARCH_VIRT (6.1: SOC_VIRT), and
-  # reads QEMU 7.2's device tree ("riscv,isa", not "riscv,isa-base")
-  # only with RISCV_ISA_FALLBACK, which tinyconfig turns off
-  TREE_FRAGMENT="CONFIG_ARCH_VIRT=y
-CONFIG_RISCV_ISA_FALLBACK=y";;
-*) echo "$0: unknown architecture '$A' (x86_64, arm64 or riscv64)" >&2; exit 2;;
-esac
+# the architecture file, through the harness's own parser
+vars=$(cd "$REPO" && /usr/bin/python3 - "$A" <<'PY'
+import shlex, sys
+from matrix.spec import arch
+arches = arch.load_all()
+if sys.argv[1] not in arches:
+    sys.exit(f"unknown architecture {sys.argv[1]}: one of {' '.join(arches)}")
+a = arches[sys.argv[1]]
+q = a.qemu
+for name, value in {
+        "KA": a.kernel.arch, "CROSS": a.kernel.cross_compile or "",
+        "IMG": a.kernel.image, "CC": a.user.cc,
+        "FRAGMENT": a.kernel.config,
+        "QEMU": f"{q.binary} -M {q.machine} -cpu {q.cpu} -smp {q.smp} "
+                f"-m {q.memory} {q.extra_args}",
+        "APPEND": f"console={q.console} {q.cmdline}",
+        "PARAMS": a.module_params.get("test_nopfn", "")}.items():
+    print(f"{name}={shlex.quote(value)}")
+PY
+) || exit 2
+eval "$vars"
+# What 6.12 needs beside the architecture file (the tree axis will carry
+# these as the file's per-tree overrides): riscv64's QEMU virt platform is
+# ARCH_VIRT (6.1: SOC_VIRT), and 6.12 reads QEMU 7.2's device tree
+# ("riscv,isa", not "riscv,isa-base") only with RISCV_ISA_FALLBACK, which
+# tinyconfig turns off.
+TREE_FRAGMENT=
+[ "$A" = riscv64 ] && TREE_FRAGMENT="CONFIG_ARCH_VIRT=y
+CONFIG_RISCV_ISA_FALLBACK=y"
 [ -f "$TARBALL" ] || { echo "$0: no $TARBALL: apt-get install linux-source-6.12" >&2; exit 2; }
 BB=$(ls "$CACHE"/busybox/"$A"-*/busybox 2>/dev/null | head -1)
 [ -n "$BB" ] || { echo "$0: no busybox for $A in $CACHE: ./matrix/run --arch $A first" >&2; exit 2; }
@@ -68,9 +74,7 @@ M="make -s -C $SRC O=$O ARCH=$KA CROSS_COMPILE=$CROSS"
 if [ ! -f "$O/.config" ]; then
   $M tinyconfig
   { grep -v '^#' "$REPO/kernel/config/common.config"
-    /usr/bin/python3 -c 'import sys, yaml
-print(yaml.safe_load(open(sys.argv[1]))["kernel"].get("config", ""))' \
-      "$REPO/matrix/arches/$A.yaml"
+    echo "$FRAGMENT"
     echo "$TREE_FRAGMENT"; } > "$OUT/fragment"
   "$SRC/scripts/kconfig/merge_config.sh" -m -O "$O" "$O/.config" "$OUT/fragment" >/dev/null
   $M olddefconfig
