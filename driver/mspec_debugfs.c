@@ -15,9 +15,8 @@
  *
  * <type> is fetchop, cached or uncached.  The pte file only looks at VMAs
  * that are VM_IO or VM_PFNMAP (what follow_pte() and follow_pfnmap_start()
- * support), and reads the
- * PTE under mmap_lock and the PTE lock, so "uncached" is read from the
- * page tables rather than assumed.
+ * support), and reads the PTE under mmap_lock and the PTE lock, so
+ * "uncached" is read from the page tables rather than assumed.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
