@@ -23,6 +23,7 @@ from typing import Callable, Optional
 
 from ..spec import arch as archspec
 from ..spec.arch import Arch
+from ..spec.tree import TreeSpec
 
 CANDIDATE_DIR = archspec.ARCH_DIR.parent / "candidates"
 
@@ -53,16 +54,27 @@ def candidates(cand_dir: pathlib.Path = CANDIDATE_DIR) -> dict[str, str]:
             for p in sorted(cand_dir.glob("*.yaml"))}
 
 
+def not_in_tree(trees: Optional[list[TreeSpec]],
+                arch_dir: pathlib.Path) -> dict[str, str]:
+    """The targets a tree does not have (an architecture it removed)."""
+    if trees is None:
+        return {}
+    return {n: f"not in this tree: {why}"
+            for n, why in archspec.removed(trees, arch_dir).items()}
+
+
 def default_plan(kernel_cached: Callable[[Arch], bool],
                  compiler_cached: Callable[[Arch], bool],
                  arch_dir: pathlib.Path = archspec.ARCH_DIR,
                  variant: Optional[str] = None,
-                 cand_dir: pathlib.Path = CANDIDATE_DIR) -> Plan:
+                 cand_dir: pathlib.Path = CANDIDATE_DIR,
+                 trees: Optional[list[TreeSpec]] = None) -> Plan:
     """A default run (./tests/run without --arch): every fast-tier target,
     and each full-tier one whose kernel is cached, is run; every other
     full-tier target is compile-checked, when its compiler is there
-    without building one."""
-    chosen = archspec.select(None, arch_dir, variant)
+    without building one (on each tree of trees: default the default
+    tree)."""
+    chosen = archspec.select(None, arch_dir, variant, trees)
     names = {a.name for a in chosen}
     run, check, left = [], [], {}
     for a in chosen:
@@ -75,23 +87,27 @@ def default_plan(kernel_cached: Callable[[Arch], bool],
                 f"not compile-checked: its compiler ({a.kernel.toolchain}) "
                 "is one the matrix builds and has not built yet (about 15 "
                 f"minutes once): ./matrix/run --arch {a.name} builds it")
-    for name in archspec.load_all(arch_dir):
-        if name not in names:
-            left[name] = f"not selected: --variant {variant}"
+    for a in archspec.select(None, arch_dir, None, trees):
+        if a.name not in names:
+            left[a.name] = f"not selected: --variant {variant}"
+    left.update(not_in_tree(trees, arch_dir))
     left.update(candidates(cand_dir))
     return Plan(run, check, left)
 
 
 def chosen_plan(names: Optional[str], arch_dir: pathlib.Path =
                 archspec.ARCH_DIR, variant: Optional[str] = None,
-                cand_dir: pathlib.Path = CANDIDATE_DIR) -> Plan:
-    """A run of the targets named (--arch a,b or all): the others are left
-    out as not selected."""
-    chosen = archspec.select(names, arch_dir, variant)
+                cand_dir: pathlib.Path = CANDIDATE_DIR,
+                trees: Optional[list[TreeSpec]] = None) -> Plan:
+    """A run of the targets named (--arch a,b or all) on each tree of
+    trees: the others are left out as not selected."""
+    chosen = archspec.select(names, arch_dir, variant, trees)
     picked = {a.name for a in chosen}
     how = f"--arch {names}" if names and names != "all" else \
         f"--variant {variant}"
-    left = {n: f"not selected: {how}" for n in archspec.load_all(arch_dir)
-            if n not in picked}
+    left = {a.name: f"not selected: {how}"
+            for a in archspec.select(None, arch_dir, None, trees)
+            if a.name not in picked}
+    left.update(not_in_tree(trees, arch_dir))
     left.update(candidates(cand_dir))
     return Plan(chosen, [], left)

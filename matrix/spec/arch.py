@@ -11,6 +11,21 @@ kernel/config/VARIANT.config on top, run as its own target, e.g.
 x86_64-debug, with its own kernel command line additions and a time
 scale for slow kernels. Every variant is part of a full run.
 
+A target runs on a kernel tree (matrix/spec/tree.py) and is named by
+both: ARCH[-VARIANT]@TREE (x86_64-debug@6.12). What differs for one
+tree's version is a `trees:` entry of the file, not a copy of it:
+
+  trees:
+    "6.12":
+      kernel:
+        config: "CONFIG_ARCH_VIRT=y"          # added to the fragment
+        drop: [CONFIG_SOC_VIRT]               # its lines taken out
+      qemu: {cpu: max}                        # replaces these keys
+      module_params: {...}                    # per module, replaced
+      known_failures: {...}                   # added, with their reasons
+      boot_warnings: {...}                    # added
+      removed: why                            # not in that tree at all
+
 A file may give aliases: other names that --arch takes for it, such as
 the kernel's (aarch64), Debian's (amd64) or TuxRun's device names
 (qemu-arm64); an alias of an architecture with variants names its
@@ -31,6 +46,10 @@ import re
 from typing import Any, Optional
 
 import yaml
+
+from . import override
+from . import tree as treespec
+from .tree import TreeSpec
 
 ARCH_DIR = pathlib.Path(__file__).resolve().parents[1] / "arches"
 CONFIG_DIR = ARCH_DIR.parent.parent / "kernel" / "config"
@@ -109,6 +128,51 @@ class Arch:
     tier: str = "fast"        # "fast" or "full": see the module's doc
     # other names --arch takes for this target (kernel, Debian, TuxRun)
     aliases: tuple[str, ...] = ()
+    tree: str = ""            # the kernel tree: "" until on_tree()
+    version: str = ""         # its major.minor (the series, overrides)
+    # tree version -> its override (the `trees:` mapping, checked)
+    overrides: tuple[tuple[str, Any], ...] = dataclasses.field(
+        default=(), compare=False)
+
+    @property
+    def label(self) -> str:
+        """The target without its tree: x86_64-debug (cache folders)."""
+        if not self.base:
+            return self.name.split("@")[0]
+        return f"{self.base}-{self.variant}" if self.variant else self.base
+
+    def removed_from(self, version: str) -> Optional[str]:
+        """Why the architecture is not in a tree of that version (its
+        `trees:` override's removed), or None."""
+        return dict(self.overrides).get(version, {}).get("removed")
+
+    def on_tree(self, tree: "TreeSpec") -> "Arch":
+        """This target on a kernel tree: named LABEL@TREE, the file's
+        `trees:` override for the tree's version applied."""
+        a = dataclasses.replace(self, name=f"{self.label}@{tree.name}",
+                                tree=tree.name, version=tree.version)
+        ov = dict(self.overrides).get(tree.version)
+        if not ov:
+            return a
+        kernel, qemu = a.kernel, a.qemu
+        if "kernel" in ov:
+            drop = set(ov["kernel"]["drop"])
+            kept = [ln for ln in kernel.config.splitlines()
+                    if not any(re.match(rf"(# )?{d}[= ]", ln)
+                               for d in drop)]
+            kernel = dataclasses.replace(
+                kernel, config="\n".join(kept) + "\n" +
+                ov["kernel"]["config"])
+        if "qemu" in ov and qemu is not None:
+            qemu = dataclasses.replace(qemu, **ov["qemu"])
+        params = dict(a.module_params)
+        params.update(ov.get("module_params", {}))
+        return dataclasses.replace(
+            a, kernel=kernel, qemu=qemu, module_params=params,
+            known_failures=a.known_failures + tuple(
+                ov.get("known_failures", {}).items()),
+            boot_warnings=a.boot_warnings + tuple(
+                ov.get("boot_warnings", {}).items()))
 
     @property
     def bootable(self) -> bool:
@@ -214,8 +278,7 @@ def _reasons(raw: Any, what: str, where: str) -> tuple[tuple[str, str], ...]:
 
 KEYS = ("name", "tier", "aliases", "debian", "packages", "kernel",
         "userspace", "qemu", "module_params", "variants", "known_failures",
-        "boot_warnings")
-
+        "boot_warnings", "trees")
 _ALIAS = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
 
@@ -229,6 +292,16 @@ def _aliases(raw: Any, name: str, where: str) -> tuple[str, ...]:
     if name in raw:
         raise ArchError(f"{where}: aliases: '{name}' is the file's name")
     return tuple(raw)
+
+
+def _tree_overrides(raw: Any, qemu: Optional[QemuSpec], where: str
+                    ) -> tuple[tuple[str, Any], ...]:
+    keys = None if qemu is None else \
+        [f.name for f in dataclasses.fields(QemuSpec)]
+    try:
+        return override.parse_overrides(raw, keys, where)
+    except override.OverrideError as exc:
+        raise ArchError(str(exc)) from exc
 
 
 def parse(path: pathlib.Path) -> Arch:
@@ -295,7 +368,8 @@ def parse(path: pathlib.Path) -> Arch:
                 debian=str(raw["debian"]), packages=packages, base=name,
                 variants=tuple(variants), tier=tier, known_failures=kf,
                 boot_warnings=bw,
-                aliases=_aliases(raw.get("aliases"), name, where))
+                aliases=_aliases(raw.get("aliases"), name, where),
+                overrides=_tree_overrides(raw.get("trees"), qemu, where))
 
 
 def load_all(arch_dir: pathlib.Path = ARCH_DIR) -> dict[str, Arch]:
@@ -332,12 +406,19 @@ def resolve(name: str, arch_dir: pathlib.Path = ARCH_DIR) -> str:
 
 
 def select(names: Optional[str], arch_dir: pathlib.Path = ARCH_DIR,
-           variant: Optional[str] = None) -> list[Arch]:
-    """The targets named in a comma list (all when None or "all").
+           variant: Optional[str] = None,
+           trees: Optional[list[TreeSpec]] = None) -> list[Arch]:
+    """The targets named in a comma list (all when None or "all"), on each
+    tree of trees (default: treespec.DEFAULT), tree by tree.
 
-    variant narrows the choice to the targets of one variant ("debug"),
-    or to the plain kernels ("none"); None or "all" keeps every one.
+    A name is an architecture, target or alias, on every tree, or one of
+    those with @TREE (arm64@6.12), on that tree only (which must be one
+    of trees). variant narrows the choice to the targets of one variant
+    ("debug"), or to the plain kernels ("none"); None or "all" keeps
+    every one.
     """
+    if trees is None:
+        trees = treespec.select(None)
     arches = load_all(arch_dir)
     aliases = alias_table(arches)
     if variant and variant != "all":
@@ -349,25 +430,50 @@ def select(names: Optional[str], arch_dir: pathlib.Path = ARCH_DIR,
                             "all")
         arches = {n: a for n, a in arches.items() if a.variant == want}
     if not names or names == "all":
-        return list(arches.values())
-    chosen = []
+        return [a.on_tree(t) for t in trees for a in arches.values()
+                if not a.removed_from(t.version)]
+    tree_names = [t.name for t in trees]
+    chosen: list[tuple[Arch, Optional[str]]] = []
     for n in (s.strip() for s in names.split(",")):
         if not n:
             continue
+        only = None
+        if "@" in n:
+            n, only = n.split("@", 1)
+            if only not in tree_names:
+                raise ArchError(f"'{n}@{only}': tree {only} is not one of "
+                                f"this run's ({', '.join(tree_names)}; "
+                                "--tree chooses them)")
         n = aliases.get(n, n)
         if n not in arches:
             # an architecture's name picks its targets of the chosen variant
             same = [a for a in arches.values() if a.base == n]
             if same and variant and variant != "all":
-                chosen += same
+                chosen += [(a, only) for a in same]
                 continue
             raise ArchError(f"unknown architecture '{n}'; known: "
                             f"{', '.join(arches)} (one file each in "
                             f"{arch_dir}; `python3 -m matrix list` shows "
                             "the other names each takes)")
-        chosen.append(arches[n])
+        chosen.append((arches[n], only))
     if not chosen:
         raise ArchError("no architecture selected; known: "
                         + ", ".join(arches))
+    out = [a.on_tree(t) for t in trees for a, only in chosen
+           if only in (None, t.name) and not a.removed_from(t.version)]
+    if not out:
+        why = "; ".join(sorted({f"{a.label}: {a.removed_from(t.version)}"
+                                for t in trees for a, _ in chosen
+                                if a.removed_from(t.version)}))
+        raise ArchError(f"no target of --arch {names} is in tree(s) "
+                        f"{', '.join(tree_names)}: {why}")
     # once each, though named twice (x86_64,amd64)
-    return list({a.name: a for a in chosen}.values())
+    return list({a.name: a for a in out}.values())
+
+
+def removed(trees: list[TreeSpec], arch_dir: pathlib.Path = ARCH_DIR
+            ) -> dict[str, str]:
+    """LABEL@TREE -> why: the targets that are not in a tree of trees."""
+    return {f"{a.label}@{t.name}": a.removed_from(t.version) or ""
+            for t in trees for a in load_all(arch_dir).values()
+            if a.removed_from(t.version)}

@@ -65,7 +65,7 @@ def test_an_architecture_is_one_file(tmp_path):
     assert toy.debian == "toyhf"
     assert "gcc-toy-linux-gnu" in {n.package for n in deps.for_arch(toy)}
     p = plan.chosen_plan("toy", tmp_path, cand_dir=tmp_path / "none")
-    assert [a.name for a in p.run] == ["toy"] and "armhf" in p.left
+    assert [a.label for a in p.run] == ["toy"] and "armhf@6.1" in p.left
     (tmp_path / "bad.yaml").write_text(
         (tmp_path / "toy.yaml").read_text().replace("name: toy",
                                                      "name: bad")
