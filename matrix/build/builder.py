@@ -16,6 +16,8 @@ from . import toolchain
 from ..spec.arch import Arch
 from .kernel import CompileCheck, KernelBuild, TreeBuild
 from .tree import SERIES_DIR, Tree, parse_series
+from ..spec import tree as treespec
+from ..spec.tree import TreeSpec
 from .log import BuildError
 from .busybox import busybox
 from .initramfs import build_initramfs
@@ -54,7 +56,8 @@ NO_COMPILER = "no compiler yet"
 def expected_programs(user_dir: Optional[pathlib.Path],
                       series_dir: Optional[pathlib.Path] = None
                       ) -> list[TestProgram]:
-    """The test programs and their KTAP cases, known before any build."""
+    """The test programs and their KTAP cases, known before any build
+    (series_dir: the series of the tree, default the default tree's)."""
     return all_programs(user_dir, parse_series(series_dir or SERIES_DIR))
 
 
@@ -63,22 +66,41 @@ class Builder:
                  user_tests: Optional[pathlib.Path] = None,
                  install: bool = True,
                  driver_dir: Optional[pathlib.Path] = None,
-                 series_dir: Optional[pathlib.Path] = None):
+                 series_dir: Optional[pathlib.Path] = None,
+                 trees: Optional[list[TreeSpec]] = None):
         self.cache = cache
         self.driver_dir = driver_dir or DRIVER_DIR
-        self.series_dir = series_dir
+        self.series_dir = series_dir    # replaces the (one) tree's series
         self.user_tests = user_tests
         self.install = install
-        self._tree: Optional[Tree] = None
+        self.specs = {t.name: t for t in trees} if trees else {}
+        if series_dir and len(self.specs) > 1:
+            raise BuildError("--series replaces one tree's series: choose "
+                             "one tree (--tree)")
+        self._trees: dict[str, Tree] = {}
         self._tree_lock = threading.Lock()
+
+    def tree_of(self, name: str = "") -> Tree:
+        """The tree of that name (a target's arch.tree; "": the default
+        tree, or the one tree of the run)."""
+        with self._tree_lock:       # the prebuild thread and the tests'
+            if not name:
+                name = next(iter(self.specs), treespec.DEFAULT)
+            if name not in self._trees:
+                spec = self.specs.get(name)
+                if spec is None and name != treespec.DEFAULT:
+                    spec = treespec.select(name)[0]
+                if spec is not None and spec.name == treespec.DEFAULT \
+                        and not spec.user:
+                    spec = None      # tree.default_spec(): TARBALL
+                self._trees[name] = Tree(self.cache, self.series_dir,
+                                         spec=spec)
+            return self._trees[name]
 
     @property
     def tree(self) -> Tree:
-        with self._tree_lock:       # the prebuild thread and the tests'
-            if self._tree is None:
-                self._tree = Tree(self.cache, self.series_dir) \
-                    if self.series_dir else Tree(self.cache)
-            return self._tree
+        """The run's first tree (the default tree when none given)."""
+        return self.tree_of()
 
     def kernel_cached(self, arch: Arch) -> bool:
         """Whether arch's kernel is already built in the cache (nothing
@@ -97,12 +119,14 @@ class Builder:
             prefix = toolchain.cached_prefix(arch, self.cache)
             if prefix is None:
                 return NO_COMPILER
-            kb = KernelBuild(arch, self.tree, self.cache, prefix)
+            kb = KernelBuild(arch, self.tree_of(arch.tree), self.cache,
+                             prefix)
             if kb.meta() is not None:
                 return KERNEL_CACHED
             if not check:
                 return NOT_CACHED
-            cc = CompileCheck(arch, self.tree, self.cache, prefix)
+            cc = CompileCheck(arch, self.tree_of(arch.tree), self.cache,
+                              prefix)
         except BuildError:
             return NO_COMPILER
         return CHECK_CACHED if cc.meta() is not None else NOT_CACHED
@@ -151,7 +175,7 @@ class Builder:
         first) and its stamp record, as the build step name; None for
         what failed (the error recorded in art)."""
         tb = self.step(art, name, lambda: kind(
-            art.arch, self.tree, self.cache,
+            art.arch, self.tree_of(art.arch.tree), self.cache,
             toolchain.cross_prefix(art.arch, self.cache)), "toolchain")
         if tb is None:
             return None, None
@@ -172,7 +196,7 @@ class Builder:
                 cc, self.cache, self.driver_dir))
         if arch.user is not None:
             art.programs = step("tests", lambda: build_tests(
-                arch, self.tree, self.cache, self.user_tests,
+                arch, self.tree_of(arch.tree), self.cache, self.user_tests,
                 self.driver_dir)) or []
         return art
 
@@ -190,13 +214,13 @@ class Builder:
             kb, self.cache, self.driver_dir))
         if arch.user is None:
             return art
-        progs = step("tests", lambda: build_tests(arch, self.tree, self.cache,
-                                                  self.user_tests,
-                                                  self.driver_dir))
+        progs = step("tests", lambda: build_tests(
+            arch, self.tree_of(arch.tree), self.cache, self.user_tests,
+            self.driver_dir))
         art.programs = progs or []
         if arch.bootable:
             art.selftests = step("mm-selftests", lambda: mmselftests.build(
-                arch, self.tree, self.cache))
+                arch, self.tree_of(arch.tree), self.cache))
         bb = step("busybox", lambda: busybox(arch, self.cache))
         if arch.bootable and bb is not None and art.modules is not None \
                 and progs is not None:

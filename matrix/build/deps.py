@@ -80,11 +80,17 @@ PYTHON = [
 
 def for_arch(arch: Arch, boot: bool = True) -> list[Need]:
     """What building (and with boot, booting) a target needs: the Debian
-    packages its architecture file lists."""
+    packages its architecture file lists, and its tree's source package
+    (matrix/trees/TREE.yaml)."""
+    from ..spec import tree as treespec
     pkgs = list(arch.packages.build)
     if boot and arch.bootable:
         pkgs += arch.packages.boot
-    return [Need("", p) for p in pkgs]
+    out = [Need("", p) for p in pkgs]
+    spec = treespec.load_all().get(arch.tree)
+    if spec is not None and spec.package:
+        out.append(Need(str(spec.source), spec.package))
+    return out
 
 
 def missing(needs: Iterable[Need]) -> list[Need]:

@@ -36,7 +36,7 @@ def build_initramfs(arch: Arch, cache: cachemod.Cache, bb: pathlib.Path,
     if extra:
         inputs["extra"] = [(n, cachemod.file_checksum(f))
                            for n, f in sorted(extra.items())]
-    entry = cache.entry("initramfs", arch.name, inputs)
+    entry = cache.entry("initramfs", arch.label, inputs)
     with entry.lock():
         if entry.valid():
             return entry.path / "initramfs.cpio"

@@ -178,7 +178,7 @@ class TreeBuild:
                        "builder": BUILDER_VERSION,
                        # what it reports is part of the entry's record
                        "checker": cachemod.file_checksum(SERIES_CHECK)}
-        self.entry = cache.entry(self.STEP, arch.name, self.inputs)
+        self.entry = cache.entry(self.STEP, arch.label, self.inputs)
         self.out = self.entry.path / "build"
         # Where make sees the tree and the build folder.  Every cache key
         # has its own folders, so a new series would otherwise change the
@@ -314,7 +314,7 @@ class TreeBuild:
         patches = self.tree.patches
         for n in range(len(patches) - 1, 0, -1):
             t = self.tree.prefix(n)
-            entry = self.cache.entry(self.STEP, self.arch.name,
+            entry = self.cache.entry(self.STEP, self.arch.label,
                                      dict(self.inputs, tree=t.key))
             meta = entry.meta()
             if meta is None or not meta.get("stable"):

@@ -172,7 +172,7 @@ def params_for(arch: Arch, module: str,
     "default", in that order, else the architecture file's
     module_params."""
     mine = given.get(module, {})
-    for key in (arch.name, arch.base or arch.name, "default"):
+    for key in (arch.label, arch.base or arch.label, "default"):
         if key in mine:
             return mine[key]
     return arch.module_params.get(module, "")

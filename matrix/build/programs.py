@@ -163,10 +163,12 @@ def describe(name: str, src: pathlib.Path,
 
 
 # The kselftests that the series adds to the tree and that run as test
-# programs, with a result per case: name in the guest -> file in the tree.
+# programs, with a result per case: name in the guest -> its file in the
+# tree (selftests/vm until 6.2 renamed it mm; the first a series adds).
 # Compiled as the tree's Makefile compiles them (no OWN_DEFINES, no guest
 # library), from the patched tree.
-TREE_PROGRAMS = {"nopfn-tests": "tools/testing/selftests/vm/nopfn-tests.c"}
+TREE_PROGRAMS = {"nopfn-tests": ("tools/testing/selftests/vm/nopfn-tests.c",
+                                 "tools/testing/selftests/mm/nopfn-tests.c")}
 
 
 def tree_programs(patches: list[Patch],
@@ -176,10 +178,12 @@ def tree_programs(patches: list[Patch],
     their source is under @root, the patched tree, when given (else the
     path in the tree)."""
     out = []
-    for name, rel in TREE_PROGRAMS.items():
-        text = added_file(patches, rel)
-        if text is None:
+    for name, rels in TREE_PROGRAMS.items():
+        found = [(rel, added_file(patches, rel)) for rel in rels]
+        found = [(rel, text) for rel, text in found if text is not None]
+        if not found:
             continue
+        rel, text = found[0]
         p = describe(name, (root or pathlib.Path()) / rel, text)
         p.tree = True
         out.append(p)

@@ -1,5 +1,6 @@
-"""The kernel tree: linux-source-6.1 extracted, with a quilt series
-applied (kernel/patches/6.1/, or a copy of it), cached by both."""
+"""A kernel tree (matrix/spec/tree.py: Debian's linux-source-6.1 or
+-6.12, or a user's tree or tarball) extracted, with a quilt series
+applied (kernel/patches/VERSION/, or a copy of it), cached by both."""
 from __future__ import annotations
 
 import os
@@ -11,12 +12,37 @@ from typing import Optional
 
 from . import cache as cachemod
 from .log import BuildError, run_logged
+from ..spec import tree as treespec
+from ..spec.tree import TreeSpec
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-# the kernel tree the series applies to, as results name it ("tree")
-TREE = "6.1"
+# the default tree (treespec.DEFAULT), as results name it ("tree")
+TREE = treespec.DEFAULT
 TARBALL = pathlib.Path(f"/usr/src/linux-source-{TREE}.tar.xz")
 SERIES_DIR = REPO / "kernel" / "patches" / TREE
+
+
+def default_spec() -> TreeSpec:
+    """The default tree, its source TARBALL (which unit tests replace)."""
+    return TreeSpec(name=TREE, version=TREE, source=TARBALL,
+                    package=f"linux-source-{TREE}",
+                    path=treespec.TREE_DIR / f"{TREE}.yaml")
+
+
+_digests: dict[TreeSpec, list] = {}
+
+
+def source_inputs(spec: TreeSpec) -> list:
+    """treespec.source_digest(), once per run."""
+    if spec not in _digests:
+        if not spec.source.exists():
+            how = f"apt-get install {spec.package}" if spec.package else \
+                "give an existing tree or tarball"
+            raise BuildError(f"tree {spec.name}: {spec.source} is missing "
+                             f"({how}; ./matrix/setup installs the "
+                             "matrix's trees)")
+        _digests[spec] = treespec.source_digest(spec)
+    return _digests[spec]
 
 
 def parse_series(series_dir: pathlib.Path = SERIES_DIR
@@ -113,10 +139,10 @@ def added_file(patches: list[Patch], rel: str) -> Optional[str]:
     return None if found is None else "\n".join(found) + "\n"
 
 
-def tree_inputs(patches: list[Patch]) -> dict:
-    st = TARBALL.stat()
+def tree_inputs(patches: list[Patch], spec: Optional[TreeSpec] = None
+                ) -> dict:
     return {
-        "tarball": [str(TARBALL), st.st_size, st.st_mtime_ns],
+        "tarball": source_inputs(spec or default_spec()),
         "series": [(p.name, s, cachemod.file_checksum(p))
                    for p, s in patches],
     }
@@ -133,7 +159,7 @@ def _user_part(rel: str) -> bool:
 
 
 class Tree:
-    """The extracted linux-source-6.1 with a series applied.
+    """An extracted kernel tree with a series applied.
 
     A tree whose series extends one already in the cache (the series with
     a mutation at its end, a prefix of the series when bisecting) is made
@@ -143,13 +169,15 @@ class Tree:
     change (KernelBuild.seed())."""
 
     def __init__(self, cache: cachemod.Cache,
-                 series_dir: pathlib.Path = SERIES_DIR,
-                 patches: Optional[list[Patch]] = None):
+                 series_dir: Optional[pathlib.Path] = None,
+                 patches: Optional[list[Patch]] = None,
+                 spec: Optional[TreeSpec] = None):
         self.cache = cache
-        self.series_dir = series_dir
-        self.patches = parse_series(series_dir) if patches is None \
+        self.spec = spec or default_spec()
+        self.series_dir = series_dir or self.spec.series_dir
+        self.patches = parse_series(self.series_dir) if patches is None \
             else patches
-        self.inputs = tree_inputs(self.patches)
+        self.inputs = tree_inputs(self.patches, self.spec)
         self.entry = cache.entry("trees", "linux", self.inputs)
         self.src = self.entry.path / "src"
 
@@ -171,24 +199,48 @@ class Tree:
 
     def prefix(self, n: int) -> "Tree":
         """The tree of the first n patches of this series (not built)."""
-        return Tree(self.cache, self.series_dir, self.patches[:n])
+        return Tree(self.cache, self.series_dir, self.patches[:n],
+                    self.spec)
 
     def pristine(self) -> pathlib.Path:
         """The extracted tree without the series (extracted if needed)."""
         return self._pristine()
 
     def _pristine(self) -> pathlib.Path:
+        """The source, extracted (a tarball) or copied without .git (a
+        folder, so that the cache does not change under the user's
+        edits), once per source: its top folder."""
         entry = self.cache.entry("trees", "pristine", self.inputs["tarball"])
-        top = entry.path / "linux-source-6.1"
+        src = self.spec.source
         with entry.lock():
-            if entry.valid():
-                return top
+            meta = entry.meta()
+            if meta is not None:     # its one checksum: TOP/Makefile
+                return entry.path / next(iter(meta["checksums"])).split(
+                    "/")[0]
             entry.reset()
-            run_logged(["tar", "-C", str(entry.path), "-xf", str(TARBALL)],
-                       entry.path / "extract.log", what="extracting "
-                       f"{TARBALL}")
-            entry.complete(["linux-source-6.1/Makefile"])
-        return top
+            log = entry.path / "extract.log"
+            if src.is_dir():
+                top = src.name
+                (entry.path / top).mkdir()
+                run_logged(["sh", "-c", 'tar -C "$1" --exclude=.git -cf - . '
+                            '| tar -C "$2" -xf -', "copy", str(src),
+                            str(entry.path / top)], log,
+                           what=f"copying {src}")
+            else:
+                run_logged(["tar", "-C", str(entry.path), "-xf", str(src)],
+                           log, what=f"extracting {src}")
+                tops = [p.name for p in entry.path.iterdir() if p.is_dir()]
+                if len(tops) != 1:
+                    raise BuildError(f"{src}: expected one top folder in "
+                                     f"the tarball, found {sorted(tops)}")
+                top = tops[0]
+            found = treespec.makefile_version(entry.path / top)
+            if self.spec.user and found != self.spec.version:
+                raise BuildError(f"tree {self.spec.name}: {src} is Linux "
+                                 f"{found}, not {self.spec.version} as "
+                                 "its name says")
+            entry.complete([f"{top}/Makefile"])
+        return entry.path / top
 
     def _base(self) -> tuple[pathlib.Path, int]:
         """The cached tree to start from and how many patches it has:
