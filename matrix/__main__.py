@@ -1,11 +1,13 @@
 """python3 -m matrix: the main job (build, boot, test every architecture).
 
-  python3 -m matrix run [--arch a,b] [--variant V] [--user-tests DIR]
+  python3 -m matrix run [--tree 6.1,6.12|PATH] [--arch a,b] [--variant V]
+                        [--user-tests DIR]
                         [--driver DIR] [--series DIR] [--results DIR]
                         [--baseline RUN] [--history DB]
                         [--boot-timeout S] [--test-timeout S]
                         [--json FILE|-] [-- extra pytest args]
-  python3 -m matrix build [--arch a,b]      build only, print artifacts
+  python3 -m matrix build [--tree T] [--arch a,b]
+                                            build only, print artifacts
   python3 -m matrix list [--series DIR]     the targets: tier, tree,
                                             cached, aliases
   python3 -m matrix bench [--arch a,b]      harness timings (matrix/bench.py)
@@ -30,12 +32,14 @@ import pathlib
 import sys
 
 from .spec import arch as archspec
+from .spec import tree as treespec
 from .build import deps
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
 
 def list_lines(arches: list, tree: str, state) -> list[str]:
+    # tree: the trees' column for targets that name none (arch.tree "")
     """`matrix list`'s table: per target its tier, whether it boots, its
     kernel tree, what the cache holds of it (state(arch): Builder's
     cache_state(), or None when not looked up), how its kernel is built
@@ -46,7 +50,7 @@ def list_lines(arches: list, tree: str, state) -> list[str]:
         extra = f" +{a.variant}.config" if a.variant else ""
         cached = state(a) if state else "-"
         rows.append([a.name, a.tier, "boot" if a.bootable else "build-only",
-                     tree, cached, f"ARCH={a.kernel.arch} "
+                     a.tree or tree, cached, f"ARCH={a.kernel.arch} "
                      f"{a.kernel.cross_compile or '(native)'}{extra}",
                      ", ".join(a.aliases) or "-"])
     widths = [max(len(r[i]) for r in rows) for i in range(len(head) - 1)]
@@ -61,18 +65,26 @@ def cmd_list(args) -> int:
     from .session import plan
     absolute_folders(args)
     series = pathlib.Path(args.series) if args.series else None
-    arches = list(archspec.load_all().values())
+    if args.tree is None:
+        args.tree = treespec.DEFAULT if series else "all"
+    trees = select_trees(args)
+    arches = archspec.select(None, trees=trees)
     state = None
     if not args.no_cache:
-        b = Builder(Cache(), install=False, series_dir=series)
+        b = Builder(Cache(), install=False, series_dir=series, trees=trees)
         state = b.cache_state
     for line in list_lines(arches, treemod.TREE, state):
         print(line)
-    patches = treemod.parse_series(series or treemod.SERIES_DIR)
-    print(f"\ntree {treemod.TREE}: linux-source-{treemod.TREE} with "
-          f"{len(patches)} patches of "
-          f"{series or treemod.SERIES_DIR.relative_to(REPO)}; cache "
-          f"{'not looked up' if args.no_cache else Cache().root}")
+    print()
+    for t in trees:
+        sd = series or t.series_dir
+        patches = treemod.parse_series(sd)
+        shown = sd.relative_to(REPO) if sd.is_relative_to(REPO) else sd
+        print(f"tree {t.name}: {t.package or t.source} with "
+              f"{len(patches)} patches of {shown}")
+    for name, why in archspec.removed(trees).items():
+        print(f"not in its tree: {name}: {why}")
+    print(f"cache {'not looked up' if args.no_cache else Cache().root}")
     cands = plan.candidates()
     if cands:
         print(f"candidates, not in the matrix: {', '.join(cands)} "
@@ -96,12 +108,14 @@ def cmd_build(args) -> int:
     from .build.builder import Builder
     from .build.cache import Cache
     absolute_folders(args)
-    arches = archspec.select(args.arch, variant=args.variant)
+    trees = select_trees(args)
+    arches = archspec.select(args.arch, variant=args.variant, trees=trees)
     b = Builder(Cache(),
                 pathlib.Path(args.user_tests) if args.user_tests else None,
                 not args.no_install,
                 pathlib.Path(args.driver).resolve() if args.driver else None,
-                pathlib.Path(args.series).resolve() if args.series else None)
+                pathlib.Path(args.series).resolve() if args.series else None,
+                trees)
     rc = 0
     for a in arches:
         art = b.build(a)
@@ -113,15 +127,38 @@ def cmd_build(args) -> int:
     return rc
 
 
+def select_trees(args) -> list:
+    """--tree's trees: names of matrix/trees/, or paths (relative to
+    where ./matrix/run was started), made absolute in args.tree."""
+    names = []
+    default = "all" if args.cmd == "run" and not getattr(
+        args, "series", None) else treespec.DEFAULT
+    for n in (args.tree or default).split(","):
+        n = n.strip()
+        if n and n != "all" and n not in treespec.load_all() and (
+                "/" in n or n.startswith((".", "~")) or
+                caller_path(n).exists()):
+            n = str(caller_path(n))
+        names.append(n)
+    args.tree = ",".join(names)
+    return treespec.select(args.tree)
+
+
 def cmd_run(args, extra: list[str]) -> int:
     import pytest
     absolute_folders(args)
     try:
-        archspec.select(args.arch, variant=args.variant)
-    except archspec.ArchError as exc:
+        trees = select_trees(args)
+        archspec.select(args.arch, variant=args.variant, trees=trees)
+    except (archspec.ArchError, treespec.TreeError) as exc:
         print(f"matrix: {exc}", file=sys.stderr)
         return 2
+    if args.series and len(trees) > 1:
+        print("matrix: --series replaces one tree's series: choose that "
+              "tree with --tree", file=sys.stderr)
+        return 2
     argv = [str(REPO / "tests" / "test_matrix.py"), f"--arch={args.arch}",
+            f"--tree={args.tree}",
             "-q", "-p", "no:cacheprovider", "-o", "console_output_style=count"]
     if args.variant != "all":
         argv.append(f"--variant={args.variant}")
@@ -229,9 +266,10 @@ def cmd_lava_jobs(args) -> int:
     from .build.builder import Builder
     from .build.cache import Cache
     import random
-    arches = [a for a in archspec.select(args.arch, variant=args.variant)
-              if a.bootable]
-    b = Builder(Cache(), None, not args.no_install)
+    trees = select_trees(args)
+    arches = [a for a in archspec.select(args.arch, variant=args.variant,
+                                         trees=trees) if a.bootable]
+    b = Builder(Cache(), None, not args.no_install, trees=trees)
     seed = args.seed if args.seed is not None else \
         random.SystemRandom().getrandbits(63)
 
@@ -290,7 +328,15 @@ def main(argv: list[str]) -> int:
         p = sub.add_parser(name, help=text)
         p.add_argument("--arch", default="all", help="comma list of "
                        "targets, by name or alias (aarch64, amd64, "
-                       "qemu-arm64: `matrix list`), or all (default)")
+                       "qemu-arm64: `matrix list`), or all (default); "
+                       "NAME@TREE names one tree's target")
+        p.add_argument("--tree", default=None,
+                       help="comma list of kernel trees: names of "
+                       "matrix/trees/ (6.1, 6.12), all, or a kernel "
+                       "tree's folder or source tarball by path (its "
+                       "series: kernel/patches/MAJOR.MINOR/); default "
+                       + ("all (with --series: " + treespec.DEFAULT + ")"
+                          if name == "run" else treespec.DEFAULT))
         p.add_argument("--variant", default="all",
                        help="all, none, or a variant such as debug")
         p.add_argument("--user-tests", help="a folder of C test programs "
@@ -300,8 +346,9 @@ def main(argv: list[str]) -> int:
                        "load instead of driver/ (a copy of it with yours "
                        "added, or a mutated one); its module-params.yaml "
                        "gives their parameters")
-        p.add_argument("--series", help="a copy of kernel/patches/6.1/ to apply "
-                       "(its series file; e.g. with a mutation added)")
+        p.add_argument("--series", help="a copy of a tree's series "
+                       "(kernel/patches/VERSION/) to apply to it instead, "
+                       "with one --tree (e.g. with a mutation added)")
         p.add_argument("--no-install", action="store_true")
         if name == "run":
             p.add_argument("--results")
@@ -323,6 +370,8 @@ def main(argv: list[str]) -> int:
     p = sub.add_parser("lava-jobs", help="build, then write LAVA jobs")
     p.add_argument("dir")
     p.add_argument("--arch", default="all")
+    p.add_argument("--tree", default=None, help="as run's (default "
+                   f"{treespec.DEFAULT})")
     p.add_argument("--variant", default="all")
     p.add_argument("--lava-url")
     p.add_argument("--seed", type=int)
@@ -335,8 +384,10 @@ def main(argv: list[str]) -> int:
     p = sub.add_parser("list", help="the targets: tier, kind, tree, what "
                        "the cache holds of each (kernel built for the "
                        "series, or compile-checked only), aliases")
+    p.add_argument("--tree", default=None, help="the trees to list, as "
+                   "run's (default all; with --series 6.1)")
     p.add_argument("--series", help="what the cache holds for this copy "
-                   "of kernel/patches/6.1/ (default: kernel/patches/6.1/)")
+                   "of a tree's series (default: kernel/patches/VERSION/)")
     p.add_argument("--no-cache", action="store_true", help="do not look "
                    "in the cache (runs no compiler to name it)")
     sub.add_parser("bisect", help="the first patch of the series at "
@@ -365,7 +416,7 @@ def main(argv: list[str]) -> int:
         if args.cmd == "kcidb":
             return cmd_kcidb(args)
         return cmd_run(args, extra)
-    except archspec.ArchError as exc:
+    except (archspec.ArchError, treespec.TreeError) as exc:
         print(f"matrix: {exc}", file=sys.stderr)
         return 2
     except deps.MissingTools as exc:

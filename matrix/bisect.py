@@ -47,8 +47,9 @@ import sys
 from typing import Callable, Optional
 
 from .build.log import BuildError
-from .build.tree import SERIES_DIR, Patch, parse_series
+from .build.tree import Patch, parse_series
 from .spec import arch as archspec
+from .spec import tree as treespec
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 GOOD, BAD, ERROR = "good", "bad", "cannot tell"
@@ -168,8 +169,10 @@ class Runner:
 
     def __init__(self, arch: str, test: str, patches: list[Patch],
                  root: pathlib.Path, run_args: list[str],
-                 pytest_args: list[str], say: Callable[[str], None]):
+                 pytest_args: list[str], say: Callable[[str], None],
+                 tree: str = ""):
         self.arch, self.test, self.patches = arch, test, patches
+        self.tree = tree or arch.split("@")[-1]
         self.root, self.run_args = root, run_args
         self.pytest_args, self.say = pytest_args, say
 
@@ -181,6 +184,7 @@ class Runner:
         self.say(f"  {n:3} patches (up to {last}): running")
         r = subprocess.run(
             [sys.executable, "-m", "matrix", "run", "--arch", self.arch,
+             "--tree", self.tree,
              "--series", str(series), "--results", str(res),
              *self.run_args, "--", "-k", self.test, *self.pytest_args],
             cwd=REPO, capture_output=True, text=True)
@@ -237,8 +241,11 @@ def main(argv: list[str], pytest_args: list[str],
     ap.add_argument("--test", required=True, metavar="T", help="a pytest "
                     "item's name, test_case[x86_64-nopfn-tests-api."
                     "revoke_racing_fault], or a -k expression")
-    ap.add_argument("--series", help="the series to bisect (default "
-                    "kernel/patches/6.1/)")
+    ap.add_argument("--tree", default=None, help="the kernel tree, a "
+                    "name of matrix/trees/ or a path, as run's (default "
+                    "6.1)")
+    ap.add_argument("--series", help="the series to bisect (default the "
+                    "tree's, kernel/patches/VERSION/)")
     ap.add_argument("--good", type=int, default=0, metavar="N",
                     help="a prefix of N patches at which T passes "
                     "(default 0: the kernel without the series)")
@@ -252,12 +259,18 @@ def main(argv: list[str], pytest_args: list[str],
                     "missing packages instead of installing them")
     args = ap.parse_args(argv)
     try:
-        targets = archspec.select(args.arch)
+        trees = treespec.select(str(caller_path(args.tree)) if args.tree
+                                and args.tree not in treespec.load_all()
+                                else args.tree)
+        if len(trees) != 1:
+            raise BisectError(f"--tree {args.tree}: give one tree")
+        targets = archspec.select(args.arch, trees=trees)
         if len(targets) != 1:
             raise BisectError(f"--arch {args.arch}: give one target, not "
                               f"{len(targets)}")
         arch = targets[0].name
-        series_dir = caller_path(args.series) if args.series else SERIES_DIR
+        series_dir = caller_path(args.series) if args.series else \
+            trees[0].series_dir
         patches = parse_series(series_dir)
         bad = len(patches) if args.bad is None else args.bad
         if not 0 <= args.good < bad <= len(patches):
@@ -268,7 +281,8 @@ def main(argv: list[str], pytest_args: list[str],
                 f"[{arch}]" not in args.test:
             raise BisectError(f"--test {args.test} is not an item of "
                               f"{arch}")
-    except (archspec.ArchError, BisectError, BuildError, OSError) as exc:
+    except (archspec.ArchError, treespec.TreeError, BisectError,
+            BuildError, OSError) as exc:
         print(f"matrix bisect: {exc}", file=sys.stderr)
         return 2
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -286,7 +300,8 @@ def main(argv: list[str], pytest_args: list[str],
     say(f"bisecting {arch}, {args.test}: {bad - args.good} patches "
         f"({args.good + 1} to {bad}) of {series_dir}; steps in {root}")
     runner = Runner(arch, args.test, patches, root, run_args, pytest_args,
-                    say)
+                    say, str(trees[0].source) if trees[0].user
+                    else trees[0].name)
     try:
         first_bad, steps = search(args.good, bad, runner)
     except BisectError as exc:

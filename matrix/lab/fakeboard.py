@@ -118,7 +118,11 @@ def power_on(state: pathlib.Path, port: Optional[int],
                          + ", ".join(missing))
     state.mkdir(parents=True, exist_ok=True)
     power_off(state)
-    arch = archspec.load_all()[env["NOPFN_ARCH"]]
+    # the target of its tree: a tree's override may change QEMU's options
+    from matrix.spec import tree as treespec
+    tree = env.get("NOPFN_TREE") or treespec.DEFAULT
+    arch = archspec.select(env["NOPFN_ARCH"],
+                           trees=treespec.select(tree))[0]
     cmd = qemu_command(arch, env["NOPFN_KERNEL"], env["NOPFN_INITRD"],
                        env["NOPFN_CMDLINE"], port)
     (state / "qemu.cmdline").write_text(shlex.join(cmd) + "\n")

@@ -160,7 +160,8 @@ def job(arch: Arch, urls: dict[str, str], sums: dict[str, str],
         "context": {"arch": LAVA_ARCH.get(base, base), "machine": q.machine,
                     "cpu": q.cpu, "memory": memory, "no_kvm": True,
                     "extra_options": options},
-        "metadata": dict(metadata or {}),
+        "metadata": dict(metadata or {}, **{"nopfn.target": arch.name,
+                                            "nopfn.tree": arch.tree}),
         "actions": [
             {"deploy": {
                 "to": "tmpfs", "os": "oe", "timeout": {"minutes": 5},

@@ -58,17 +58,17 @@ class MatrixHooks:
         combos = []
         for a in arches:
             if "case" in metafunc.fixturenames:
-                for p in m.programs:
+                for p in m.programs_of(a.tree):
                     for c in p.cases:
                         combos.append((a.name, p.name, c))
             elif "program" in metafunc.fixturenames:
-                for p in m.programs:
+                for p in m.programs_of(a.tree):
                     combos.append((a.name, p.name))
             elif "module" in metafunc.fixturenames:
                 for mod in m.modules:
                     combos.append((a.name, mod))
             elif "selftest" in metafunc.fixturenames:
-                for t in m.selftests:
+                for t in m.selftests_of(a.tree):
                     combos.append((a.name, t.name))
             else:
                 combos.append((a.name,))

@@ -15,6 +15,10 @@ def pytest_addoption(parser):
                 "matrix/arches/), or default: the fast tier, plus each "
                 "full-tier target whose kernel is already cached; the "
                 "others are compile-checked (matrix/session/plan.py)")
+    g.addoption("--tree", default=os.environ.get("NOPFN_TREE", ""),
+                help="comma list of kernel trees: names of matrix/trees/ "
+                "(6.1, 6.12), all, or a kernel tree's folder or source "
+                "tarball by path (default: 6.1; ./matrix/run's: all)")
     g.addoption("--variant", default=os.environ.get("NOPFN_VARIANT", "all"),
                 help="which kernels: all (default: every architecture and "
                 "its variants), none (plain kernels only), or a variant "
@@ -23,9 +27,9 @@ def pytest_addoption(parser):
                 "modules of this folder instead of driver/ (a copy of it "
                 "with yours added, or a mutated one); its "
                 "module-params.yaml gives their parameters")
-    g.addoption("--series", default=None, help="apply this copy of "
-                "kernel/patches/6.1/ (its series file) instead (e.g. with a "
-                "mutation added)")
+    g.addoption("--series", default=None, help="apply this copy of the "
+                "tree's series (kernel/patches/VERSION/, its series file) "
+                "instead, with one --tree (e.g. with a mutation added)")
     g.addoption("--user-tests", default=None, help="folder of extra C test "
                 "sources (KTAP or plain exit status) for every guest")
     g.addoption("--results", default=None, help="results folder (default "
@@ -75,7 +79,7 @@ def options_from(config) -> Options:
     --lg-coordinator included, when its plugin is there)."""
     opt = config.getoption
     return Options(
-        arch=opt("--arch"), variant=opt("--variant"),
+        arch=opt("--arch"), variant=opt("--variant"), tree=opt("--tree"),
         driver=_folder(opt("--driver")), series=_folder(opt("--series")),
         user_tests=_folder(opt("--user-tests")), results=opt("--results"),
         test_timeout=opt("--test-timeout"),

@@ -65,7 +65,8 @@ class OutcomeHooks:
     def _rerun_program(self, st: ArchState, program: str) -> None:
         """Run the program again; keep both runs' logs."""
         m = self.matrix
-        prog = next(p for p in m.programs if p.name == program)
+        prog = next(p for p in m.programs_of(st.arch.tree)
+                    if p.name == program)
         fname = program.replace("/", "-") + ".ktap"
         first_log: Optional[pathlib.Path] = None
         saved: Optional[bytes] = None

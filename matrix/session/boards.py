@@ -74,6 +74,9 @@ class Board:
             return self.target
         if arch in self.names:
             return arch
+        label = arch.split("@", 1)[0]   # a board named for the architecture
+        if label in self.names:
+            return label
         if len(self.names) == 1 and n_arches == 1:
             return self.names[0]
         return None
@@ -161,7 +164,8 @@ class BoardGuest(Guest):
         self._log = None
 
     def boot_env(self) -> dict[str, str]:
-        return {"NOPFN_ARCH": self.arch.name,
+        return {"NOPFN_ARCH": self.arch.name,      # LABEL@TREE
+                "NOPFN_TREE": self.arch.tree,
                 "NOPFN_KERNEL": str(self.kernel),
                 "NOPFN_INITRD": str(self.initrd),
                 "NOPFN_CMDLINE": self.cmdline}

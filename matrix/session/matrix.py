@@ -27,6 +27,7 @@ from ..build.builder import Artifacts, Builder, expected_programs
 from ..build.cache import Cache
 from ..build.log import BuildError
 from ..spec import arch as archspec
+from ..spec import tree as treespec
 from . import boards, kernlog, ktap, plan
 from .guest import Guest, GuestError, Output
 
@@ -45,8 +46,10 @@ class Options:
     """A run's settings: ./matrix/run's and pytest's options."""
     arch: str = "default"       # comma list, "all", or "default"
     variant: str = "all"
+    tree: str = ""              # comma list of trees or paths, "all";
+                                # "": treespec.DEFAULT
     driver: Optional[pathlib.Path] = None       # a copy of driver/
-    series: Optional[pathlib.Path] = None       # a copy of kernel/patches/6.1/
+    series: Optional[pathlib.Path] = None       # a copy of a tree's series
     user_tests: Optional[pathlib.Path] = None
     results: Optional[str] = None
     test_timeout: float = 60.0
@@ -76,7 +79,8 @@ class Options:
                               "declares no module (obj-m += NAME.o)")
         if self.series and not (self.series / "series").is_file():
             raise OptionError(f"--series {self.series}: no series file "
-                              "there (give a copy of kernel/patches/6.1/)")
+                              "there (give a copy of kernel/patches/"
+                              "VERSION/)")
 
 
 class ResultsDir:
@@ -146,8 +150,27 @@ class Matrix:
                  run_plan: Optional[plan.Plan] = None):
         options.check()
         self.options = options
-        self.programs = expected_programs(options.user_tests,
-                                          options.series)
+        try:
+            self.trees = treespec.select(options.tree or None)
+        except treespec.TreeError as exc:
+            raise OptionError(str(exc)) from exc
+        if options.series and len(self.trees) > 1:
+            raise OptionError("--series replaces one tree's series: choose "
+                              "that tree with --tree")
+        # per tree: its series' test programs, and its mm selftests
+        # (tests/mm-selftests*.yaml)
+        known = {a.base or a.name for a in archspec.load_all().values()}
+        self.tree_programs = {
+            t.name: expected_programs(options.user_tests,
+                                      options.series or t.series_dir)
+            for t in self.trees}
+        self.tree_selftests = {
+            t.name: mmselftests.load(mmselftests.list_for(t.version),
+                                     arches=known) for t in self.trees}
+        # every program by name, in the order they run
+        self.programs = sorted(
+            {p.name: p for progs in self.tree_programs.values()
+             for p in progs}.values(), key=lambda p: p.name)
         # the kernel's own modules (modules.TREE_MODULES), then those of
         # the driver folder (driver/, or --driver's) as its Kbuild
         # declares them: the items' names before any build; they are
@@ -160,21 +183,20 @@ class Matrix:
                 driver, archspec.load_all())
         except BuildError as exc:
             raise OptionError(str(exc)) from exc
-        # the kernel's mm selftests: tests/mm-selftests.yaml
-        self.selftests = mmselftests.load(
-            arches={a.base or a.name for a in archspec.load_all().values()})
+        self.selftests = self.tree_selftests[self.trees[0].name]
         self.selftest_results: dict[str, dict] = {}
         self.builder = builder or Builder(Cache(), options.user_tests,
                                           options.install, options.driver,
-                                          options.series)
+                                          options.series, self.trees)
         if run_plan is None:
             if options.arch == "default":
                 run_plan = plan.default_plan(
                     self.builder.kernel_cached, self.builder.compiler_cached,
-                    variant=options.variant)
+                    variant=options.variant, trees=self.trees)
             else:
                 run_plan = plan.chosen_plan(options.arch,
-                                            variant=options.variant)
+                                            variant=options.variant,
+                                            trees=self.trees)
         self.plan = run_plan
         self.arches = run_plan.run          # built, and booted if they can
         self.checked = run_plan.check       # compile-checked only
@@ -189,6 +211,14 @@ class Matrix:
         self.t0 = time.monotonic()
         self._prebuilder: Optional[threading.Thread] = None
         self._stopping = threading.Event()
+
+    def programs_of(self, tree: str) -> list:
+        """The test programs of a target's tree (arch.tree)."""
+        return self.tree_programs.get(tree, self.programs)
+
+    def selftests_of(self, tree: str) -> list:
+        """The mm selftests of a target's tree (arch.tree)."""
+        return self.tree_selftests.get(tree, self.selftests)
 
     @property
     def results(self) -> ResultsDir:

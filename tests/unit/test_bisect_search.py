@@ -59,13 +59,13 @@ def test_a_step_that_cannot_be_judged_stops_it():
         bisect.search(0, 11, step)
 
 
-ITEM = "test_case[x86_64-nopfn_faults-nopfn.ram_read_write_remap]"
+ITEM = "test_case[x86_64@6.1-nopfn_faults-nopfn.ram_read_write_remap]"
 
 
 def rec(**statuses):
     return {"tests": {name: {"status": s, "duration": 0.1,
                              "message": f"{name} says why" if s != "passed"
-                             else "", "log": "x86_64/boot1/p.ktap"}
+                             else "", "log": "x86_64@6.1/boot1/p.ktap"}
                       for name, s in statuses.items()}}
 
 
@@ -75,7 +75,7 @@ def test_judge_an_item_by_its_result():
     v, msg, log = bisect.judge(rec(**{ITEM: "failed", "other": "passed"}),
                                ITEM)
     assert v == bisect.BAD and msg.startswith(f"{ITEM} failed: ")
-    assert log == "x86_64/boot1/p.ktap"
+    assert log == "x86_64@6.1/boot1/p.ktap"
     # a flaky and a known failure are the test failing
     assert bisect.judge(rec(**{ITEM: "flaky"}), ITEM)[0] == bisect.BAD
     assert bisect.judge(rec(**{ITEM: "xfailed"}), ITEM)[0] == bisect.BAD
@@ -150,9 +150,9 @@ def test_the_command_names_the_planted_patch(tmp_path, monkeypatch,
         folder = pathlib.Path(opts["--series"])
         prefix = folder.joinpath("series").read_text().split()
         res = pathlib.Path(opts["--results"])
-        (res / "x86_64" / "boot1").mkdir(parents=True)
+        (res / "x86_64@6.1" / "boot1").mkdir(parents=True)
         broken = bad in prefix
-        (res / "x86_64.json").write_text(json.dumps(rec(**{
+        (res / "x86_64@6.1.json").write_text(json.dumps(rec(**{
             ITEM: "failed" if broken else "passed"})))
         return type("R", (), {"stdout": "", "stderr": "", "returncode":
                               int(broken)})()
@@ -166,7 +166,7 @@ def test_the_command_names_the_planted_patch(tmp_path, monkeypatch,
     assert f"first bad patch: {n + 2} of {n + 3}, {bad}" in out
     assert "mm: every ->nopfn() fault is SIGBUS" in out
     assert f"{ITEM} failed: {ITEM} says why" in out
-    assert f"log: {root / f'step-{n + 2:03d}' / 'x86_64/boot1/p.ktap'}" \
+    assert f"log: {root / f'step-{n + 2:03d}' / 'x86_64@6.1/boot1/p.ktap'}" \
         in out
     assert f"with {n + 1} patches it passes" in out
     # the endpoints, then the halves
@@ -174,7 +174,7 @@ def test_the_command_names_the_planted_patch(tmp_path, monkeypatch,
                  .name.split("-")[1]) for c in runs]
     assert steps == [n + 3, n, n + 1, n + 2]
     cmd = runs[0]
-    assert cmd[cmd.index("--arch") + 1] == "x86_64"
+    assert cmd[cmd.index("--arch") + 1] == "x86_64@6.1"
     assert "--no-install" in cmd
     assert cmd[cmd.index("--") + 1:] == ["-k", ITEM, "--reruns", "0"]
     # refused: the good end fails too

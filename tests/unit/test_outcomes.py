@@ -45,6 +45,9 @@ class Matrix:
         self.outputs = list(outputs)
         self.options = Options()
 
+    def programs_of(self, tree):
+        return self.programs
+
     def run_program(self, name, prog):
         st = self.state[name]
         if prog.name in st.runs:
