@@ -2,7 +2,8 @@
 
 Two runs go through the harness's own results code (results.write: the
 JSON records, the history database, the classification and the pages),
-with one test on x86_64 passing in the first and failing in the second
+of x86_64 on two kernel trees (targets x86_64@6.1 and x86_64@6.12),
+with one test on x86_64@6.1 passing in the first and failing in the second
 (a regression) and one failing then passing on its rerun (flaky). The
 results folder is then moved elsewhere, and the pages are opened from
 there with file:// and checked on screen: the regression rows first and
@@ -27,6 +28,7 @@ from matrix.report import results
 from matrix.session import ktap, plan
 from matrix.session.matrix import Matrix, Options
 from matrix.spec import arch as archspec
+from matrix.spec import tree as treespec
 
 ITEMS = ["test_boot[{t}]", "test_case[{t}-prog-works]",
          "test_case[{t}-prog-wobbles]", "test_case[{t}-prog-breaks]",
@@ -35,6 +37,7 @@ REGRESSIONS = ["test_case[prog-breaks]", "test_program[prog]"]
 FLAKY = "test_case[prog-wobbles]"
 METRIC = "ratio.nopfn_vs_vmf.dense"
 SEED = 2194960933338486915      # no double is this: 2194960933338487040
+OLD, NEW = "x86_64@6.1", "x86_64@6.12"     # the target that breaks, not
 
 
 def program_output(broken: bool) -> list[str]:
@@ -57,12 +60,14 @@ def program_output(broken: bool) -> list[str]:
 
 def one_run(root: pathlib.Path, name: str, broken: bool) -> dict:
     """A results folder written by results.write, as a run leaves it."""
-    arches = archspec.load_all()
     d = root / name
-    targets = [arches["x86_64"], arches["arm64"]]
-    m = Matrix(Options(arch="x86_64,arm64", results=str(d)),
-               Builder(Cache(root / "cache")), plan.Plan(targets, [], {}))
-    for t in ("x86_64", "arm64"):
+    trees = treespec.select("6.1,6.12")
+    targets = archspec.select("x86_64", variant="none", trees=trees)
+    m = Matrix(Options(arch="x86_64", variant="none", tree="6.1,6.12",
+                       results=str(d)),
+               Builder(Cache(root / "cache"), trees=trees),
+               plan.Plan(targets, [], {}))
+    for t in (OLD, NEW):
         st = m.state[t]
         st.artifacts = types.SimpleNamespace(
             kernel_meta={"release": "6.1.192-nopfn", "config_sha": "c0ffee",
@@ -74,7 +79,7 @@ def one_run(root: pathlib.Path, name: str, broken: bool) -> dict:
         boot = d / t / "boot1"
         boot.mkdir(parents=True)
         (boot / "console.log").write_text(f"{name} {t} console\n")
-        bad = broken and t == "x86_64"
+        bad = broken and t == OLD
         (boot / "prog.ktap").write_text(
             "KTAP version 1\n1..3\nok 1 works\n"
             f"{'not ok' if bad else 'ok'} 2 wobbles\n"
@@ -89,13 +94,13 @@ def one_run(root: pathlib.Path, name: str, broken: bool) -> dict:
             (boot / "prog.rerun.ktap").write_text(
                 "KTAP version 1\n1..3\nok 1 works\nok 2 wobbles\n"
                 "not ok 3 breaks\n")
-            for item in ("test_case[x86_64-prog-breaks]",
-                         "test_program[x86_64-prog]"):
+            for item in (f"test_case[{OLD}-prog-breaks]",
+                         f"test_program[{OLD}-prog]"):
                 st.tests[item].update(status="failed",
-                                      rerun_log="x86_64/boot1/"
+                                      rerun_log=f"{OLD}/boot1/"
                                       "prog.rerun.ktap")
-            st.tests["test_case[x86_64-prog-wobbles]"].update(
-                status="flaky", rerun_log="x86_64/boot1/prog.rerun.ktap")
+            st.tests[f"test_case[{OLD}-prog-wobbles]"].update(
+                status="flaky", rerun_log=f"{OLD}/boot1/prog.rerun.ktap")
         figures = ktap.metrics(program_output(broken))
         st.metrics = {"fault_bench": {k: v for k, v in figures.items()
                                       if not k.startswith("fuzz.")},
@@ -200,9 +205,9 @@ def test_matrix_page(pages):
     b.open(file_url(pages.run / "index.html"))
     heads = b.eval("[...document.querySelectorAll('#matrix thead th')]"
                    ".map(th => th.innerText.split('\\n')[0])")
-    assert heads == ["test", "x86_64", "arm64"]
+    assert heads == ["test", OLD, NEW]
     rows = check_rows(b, "#matrix")
-    for r in rows:          # arm64 did not break: green everywhere
+    for r in rows:          # 6.12 did not break: green everywhere
         assert r["cells"][1]["text"] == "passed"
         assert is_green(rgb(r["cells"][1]["bg"]))
     # the regression list is above the table and names both
@@ -212,13 +217,25 @@ def test_matrix_page(pages):
     listed = b.eval("[...document.querySelectorAll('#regression li')]"
                     ".map(li => li.innerText)")
     assert len(listed) == 2
-    assert any("test_case[x86_64-prog-breaks]" in t for t in listed)
-    assert all(t.startswith("x86_64") for t in listed)
+    assert any(f"test_case[{OLD}-prog-breaks]" in t for t in listed)
+    assert all(t.startswith(OLD) for t in listed)
     links = check_links(b, pages.root)
-    assert any(a["raw"] == "x86_64.html" for a in links)
+    assert any(a["raw"] == f"{OLD}.html" for a in links)
+    # trees by architecture: one row, x86_64, a column per tree
+    grid = b.eval("[...document.querySelectorAll('#tree-grid tr')].map("
+                  "tr => [...tr.children].map(c => [c.innerText.split("
+                  "'\\n')[0], c.className, (c.querySelector('a') || "
+                  "{}).href || null]))")
+    assert [c[0] for c in grid[0]] == ["target", "6.1", "6.12"]
+    (row,) = grid[1:]
+    assert [c[:2] for c in row] == [["x86_64", "test"],
+                                    ["failed", "failed"],
+                                    ["passed", "passed"]], row
+    assert row[1][2].endswith(f"/{OLD}.html")
+    assert row[2][2].endswith(f"/{NEW}.html")
     # this run's headline figures per target, above the tests
     figs = b.eval(FIGURES_JS)
-    assert [f["target"] for f in figs] == ["x86_64", "arm64"]
+    assert [f["target"] for f in figs] == [OLD, NEW]
     for f in figs:
         assert f["href"].endswith(f"/20260102-000000-2/{f['target']}.html")
         assert f["cells"] == ["2.5 0.9\u20135", "12.5 7.2\u201345.2", "",
@@ -239,7 +256,8 @@ def test_matrix_page(pages):
 
 def test_target_page(pages):
     b = pages.b
-    b.open(file_url(pages.run / "x86_64.html"))
+    b.open(file_url(pages.run / f"{OLD}.html"))
+    assert "tree 6.1;" in b.eval("document.body.innerText")
     rows = check_rows(b, "#history")
     for r in rows:          # the column of the first run: all passed
         assert len(r["cells"]) == 2
@@ -248,6 +266,15 @@ def test_target_page(pages):
         assert "20260101-000000-1" in r["cells"][1]["href"]
     check_links(b, pages.root)
     assert not b.eval(OVERFLOW_JS), b.eval(OVERFLOW_JS)
+    # the same architecture on the run's other tree: a column each
+    trees = b.eval("[...document.querySelectorAll('#trees-table thead th')]"
+                   ".map(th => th.innerText)")
+    assert trees == ["test", "6.1", "6.12"]
+    across = {r["test"]: [c["text"] for c in r["cells"]]
+              for r in b.eval(ROWS_JS % "#trees-table")}
+    assert across["test_case[prog-breaks]"] == ["REGRESSION rerun",
+                                                "passed"]
+    assert across["test_boot"] == ["passed", "passed"]
     plots = b.eval(PLOTS_JS)
     metrics = [p["metric"] for p in plots]
     # the ratios first, those with a bar first; then the harness's times
@@ -399,9 +426,12 @@ def test_root_index_is_the_latest_run(pages):
 def test_summary_names_the_regression(pages):
     s = pages.summary
     assert sorted(r["test"] for r in s["regressions"]) == [
-        "test_case[x86_64-prog-breaks]", "test_program[x86_64-prog]"]
+        f"test_case[{OLD}-prog-breaks]", f"test_program[{OLD}-prog]"]
     assert [r["test"] for r in s["flaky"]] == [
-        "test_case[x86_64-prog-wobbles]"]
+        f"test_case[{OLD}-prog-wobbles]"]
+    assert {t: a["tree"] for t, a in s["arches"].items()} == {
+        OLD: "6.1", NEW: "6.12"}
+    assert sorted(s["trees"]) == ["6.1", "6.12"]
     lines = "\n".join(results.verdict_lines(s))
     assert "REGRESSIONS (2)" in lines and \
-        "test_case[x86_64-prog-breaks]" in lines
+        f"test_case[{OLD}-prog-breaks]" in lines

@@ -1,6 +1,8 @@
 """Static HTML pages of a run, from the history (matrix/report/history.py).
 
-  <run>/index.html      the matrix: the run's headline figures per target
+  <run>/index.html      the matrix: trees by architectures (a cell per
+                        target: its status and counts), the run's
+                        headline figures per target
                         (fault_bench's two checked ratios, stress and fuzz
                         ops and seeds), then targets as columns, tests as
                         rows, each cell linking to the test's log, then
@@ -10,8 +12,9 @@
                         plotted (median, min-max band, the bar it checks,
                         the newest value), kernel build, boot and guest
                         time, every other metric in a table (newest,
-                        previous, change, sparkline; seeds whole), and its
-                        tests' history
+                        previous, change, sparkline; seeds whole), its
+                        tests' history, and its tests on the run's other
+                        trees (a column per tree)
   <root>/index.html     the matrix page of the newest run, beside the runs
 
 A target the run left out (matrix/session/plan.py: not selected, no compiler, a
@@ -34,7 +37,8 @@ import pathlib
 from typing import Optional
 
 from .figures import RATIO_CAPTION, Figures, figures_table
-from .history import LEFT, ORDER, Classification, History, Run, Verdict
+from .history import (LEFT, ORDER, Classification, History, Run, Verdict,
+                      tree_of)
 from .html import esc, href, listing, page, write_file
 
 HISTORY_RUNS = 40          # columns of a target page, points of its plots
@@ -156,6 +160,92 @@ def _not_booted(run: Run, every: dict, page_dir: pathlib.Path
     return out
 
 
+def _label(target: str) -> str:
+    return target.split("@", 1)[0]
+
+
+def _trees(every: dict) -> list[str]:
+    """The run's trees, in the order its targets came."""
+    out: list[str] = []
+    for t, r in every.items():
+        if "@" in t and r["tree"] not in out:
+            out.append(r["tree"])
+    return out
+
+
+def _tree_grid(run: Run, every: dict, cls: Classification,
+               page_dir: pathlib.Path) -> list[str]:
+    """Architectures (and variants) as rows, trees as columns: a cell per
+    target with its status and counts, linking to its page."""
+    trees = _trees(every)
+    labels: list[str] = []
+    for t in every:
+        if "@" in t and _label(t) not in labels:
+            labels.append(_label(t))
+    out = ["<section id=\"trees\"><h2>Trees by architecture</h2>"
+           "<table id=\"tree-grid\"><thead><tr><th>target</th>" +
+           "".join(f"<th class=\"tree\" data-tree=\"{esc(tr)}\">"
+                   f"{esc(tr)}</th>" for tr in trees) +
+           "</tr></thead><tbody>"]
+    for label in labels:
+        cells = []
+        for tr in trees:
+            t = f"{label}@{tr}"
+            r = every.get(t)
+            if r is None:
+                cells.append(_cell("none", "-", None))
+                continue
+            status = r["status"] or "not run"
+            vs = cls.verdicts.get(t, [])
+            n = {c: sum(1 for v in vs if v.status == c)
+                 for c in ("passed", "failed", "skipped")}
+            kind = {"failed": "failed", "passed": "passed"}.get(
+                status, "skipped")
+            link = href(run.results_path, f"{t}.html", page_dir) \
+                if r["role"] != LEFT else None
+            cells.append(_cell(kind, status, link, r["why"] or t,
+                               f"<br><span class=\"meta\">{n['passed']} "
+                               f"passed, {n['failed']} failed, "
+                               f"{n['skipped']} skipped</span>"
+                               if vs else ""))
+        out.append(f"<tr data-label=\"{esc(label)}\"><th class=\"test\">"
+                   f"{esc(label)}</th>{''.join(cells)}</tr>")
+    out.append("</tbody></table></section>")
+    return out
+
+
+def _across_trees(hist: History, cls: Classification, target: str,
+                  page_dir: pathlib.Path) -> list[str]:
+    """The target's tests on each tree of the run: a column per tree."""
+    run = cls.run
+    every = hist.targets(run.id)
+    label = _label(target)
+    same = [t for t, r in every.items()
+            if _label(t) == label and r["role"] != LEFT]
+    if len(same) < 2:
+        return []
+    by = {t: {v.test: v for v in cls.verdicts.get(t, [])} for t in same}
+    tests: list[str] = []
+    for t in same:
+        tests += [x for x in by[t] if x not in tests]
+    out = ["<section id=\"across-trees\"><h2>This architecture on each "
+           "tree of the run</h2><table id=\"trees-table\"><thead><tr>"
+           "<th>test</th>"]
+    for t in same:
+        link = href(run.results_path, f"{t}.html", page_dir)
+        tr = esc(every[t]["tree"] or tree_of(t))
+        name = f"<a href=\"{link}\">{tr}</a>" if link else tr
+        out.append(f"<th class=\"tree\" data-tree=\"{tr}\">{name}</th>")
+    out.append("</tr></thead><tbody>")
+    for test in tests:
+        cells = [_verdict_cell(run, by[t][test], page_dir) if test in by[t]
+                 else _cell("none", "-", None) for t in same]
+        out.append(f"<tr data-test=\"{esc(test)}\"><th class=\"test\">"
+                   f"{esc(test)}</th>{''.join(cells)}</tr>")
+    out.append("</tbody></table></section>")
+    return out
+
+
 def matrix_page(hist: History, cls: Classification,
                 page_dir: pathlib.Path, runs_list: bool = True) -> str:
     run = cls.run
@@ -167,6 +257,7 @@ def matrix_page(hist: History, cls: Classification,
             _compared(cls)]
     allv = [v for vs in per_target.values() for v in vs]
     body += _verdict_list(cls, allv, page_dir, with_target=True)
+    body += _tree_grid(run, every, cls, page_dir)
     body += figures_table(hist, run, list(targets), page_dir)
     head = ["<th>test</th>"]
     for t, row in targets.items():
@@ -227,7 +318,9 @@ def target_page(hist: History, cls: Classification, target: str,
             body.append("<p class=\"checked\" id=\"not-booted\">"
                         f"<b>Not booted</b> in this run: {esc(row['why'])}"
                         "</p>")
-        body.append(f"<p class=\"meta\">status {esc(row['status'])}; kernel "
+        body.append(f"<p class=\"meta\">tree "
+                    f"<b>{esc(row['tree'] or tree_of(target))}</b>; status "
+                    f"{esc(row['status'])}; kernel "
                     f"{esc(row['kernel_release'] or '?')}, config "
                     f"{esc(row['config_sha'] or '?')}{variant}</p>")
     body += _verdict_list(cls, vs, page_dir, with_target=False)
@@ -283,6 +376,7 @@ def target_page(hist: History, cls: Classification, target: str,
                     f"{esc(v.test)}\"><th class=\"test\">{esc(v.test)}</th>"
                     f"{''.join(cells)}</tr>")
     body.append("</tbody></table>")
+    body += _across_trees(hist, cls, target, page_dir)
     return page(f"{target} {run.key}", body)
 
 

@@ -2,8 +2,11 @@
 
 Every run adds a row to `runs` (keyed by its results folder's name, with
 the git commit, the hash of the kernel series and when it started), one
-row per target (architecture, or architecture-variant such as
-`x86_64-debug`) with its kernel config hash, build and boot times and
+row per target (architecture or architecture-variant on a kernel tree,
+such as `x86_64-debug@6.12`, with its `tree` in a column of its own;
+rows of histories from before the tree axis are migrated to 6.1, the
+one tree they ran, when the history is opened) with its kernel config
+hash, build and boot times and
 what the run did with it (matrix/session/plan.py: `role` "run" or "check", and
 `why` it is not booted, NULL for a booted one), one row per test result
 and one per metric its programs printed. The targets a run left out (not
@@ -42,62 +45,9 @@ import re
 import sqlite3
 from typing import Iterable, Optional
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    key TEXT NOT NULL UNIQUE,
-    started TEXT NOT NULL,
-    git_commit TEXT,
-    series_hash TEXT,
-    results_path TEXT NOT NULL,
-    wall_seconds REAL,
-    baseline TEXT
-);
-CREATE TABLE IF NOT EXISTS targets (
-    run_id INTEGER NOT NULL,
-    target TEXT NOT NULL,
-    arch TEXT,
-    variant TEXT,
-    status TEXT,
-    config_sha TEXT,
-    kernel_key TEXT,
-    kernel_release TEXT,
-    kernel_cached INTEGER,
-    build_seconds REAL,
-    boot_seconds REAL,
-    guest_seconds REAL,
-    role TEXT,
-    why TEXT,
-    PRIMARY KEY (run_id, target)
-);
-CREATE TABLE IF NOT EXISTS results (
-    run_id INTEGER NOT NULL,
-    target TEXT NOT NULL,
-    test TEXT NOT NULL,
-    item TEXT NOT NULL,
-    status TEXT NOT NULL,
-    duration REAL,
-    log TEXT,
-    rerun_log TEXT,
-    PRIMARY KEY (run_id, target, test)
-);
-CREATE INDEX IF NOT EXISTS results_by_test ON results (target, test, run_id);
-CREATE TABLE IF NOT EXISTS metrics (
-    run_id INTEGER NOT NULL,
-    target TEXT NOT NULL,
-    program TEXT NOT NULL,
-    name TEXT NOT NULL,
-    value REAL,
-    unit TEXT,
-    exact TEXT,
-    PRIMARY KEY (run_id, target, program, name)
-);
-"""
-# Columns added since a history was first written: (table, column, type).
-ADDED = (("metrics", "exact", "TEXT"), ("targets", "role", "TEXT"),
-         ("targets", "why", "TEXT"))
-# The role of a target the run left out (matrix/session/plan.py's Plan.left).
-LEFT = "left"
+from . import schema
+from .schema import FIRST_TREE, LEFT
+
 
 PASSING = ("passed", "flaky", "xpassed")
 DECISIVE = ("passed", "failed", "flaky", "xpassed")
@@ -124,10 +74,15 @@ def test_key(item: str, target: str) -> str:
 
 
 def split_target(target: str) -> tuple[str, str]:
-    """(architecture, variant) of a target's name: x86_64-debug is
+    """(architecture, variant) of a target's name: x86_64-debug@6.12 is
     (x86_64, debug); an architecture's name has no "-"."""
-    arch, _, variant = target.partition("-")
+    arch, _, variant = target.split("@", 1)[0].partition("-")
     return arch, variant
+
+
+def tree_of(target: str) -> str:
+    """The tree of a target's name (LABEL@TREE)."""
+    return target.split("@", 1)[1] if "@" in target else FIRST_TREE
 
 
 def is_seed(name: str) -> bool:
@@ -156,17 +111,20 @@ def exact_integer(value) -> Optional[str]:
     return None
 
 
-def series_hash() -> str:
-    """Hash of kernel/patches/6.1: the series file and every patch's content."""
+def series_hash(series_dirs: Optional[list[pathlib.Path]] = None) -> str:
+    """Hash of the run's series (default kernel/patches/6.1): each series
+    file and every patch's content (of several series, their hashes)."""
     from ..build import cache as cachemod
     from ..build.tree import SERIES_DIR, parse_series
-    try:
-        files = [SERIES_DIR / "series"] + [p for p, _ in
-                                           parse_series(SERIES_DIR)]
-        return cachemod.hash_files([f for f in files if f.is_file()],
-                                   SERIES_DIR)
-    except Exception:           # a broken series: the run says so itself
-        return "unknown"
+    out = []
+    for d in series_dirs or [SERIES_DIR]:
+        try:
+            files = [d / "series"] + [p for p, _ in parse_series(d)]
+            out.append(cachemod.hash_files([f for f in files
+                                            if f.is_file()], d))
+        except Exception:       # a broken series: the run says so itself
+            out.append("unknown")
+    return out[0] if len(out) == 1 else cachemod.digest(out)
 
 
 @dataclasses.dataclass
@@ -234,19 +192,7 @@ class History:
         self.db = sqlite3.connect(str(self.path), timeout=60)
         self.db.row_factory = sqlite3.Row
         with self.db:
-            self.db.executescript(SCHEMA)
-            for table, column, kind in ADDED:
-                have = {r["name"] for r in self.db.execute(
-                    f"PRAGMA table_info({table})")}
-                if column in have:
-                    continue
-                try:
-                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN "
-                                    f"{column} {kind}")
-                except sqlite3.OperationalError as exc:
-                    # another run opening the same history added it
-                    if "duplicate column" not in str(exc):
-                        raise
+            schema.create_or_migrate(self.db)
 
     def close(self) -> None:
         self.db.close()
@@ -305,16 +251,19 @@ class History:
         self._insert_target({"run_id": run_id, "target": target,
                              "arch": arch, "variant": variant,
                              "status": "not run", "role": LEFT,
-                             "why": why})
+                             "why": why,
+                             # a candidate is on no tree ("", not
+                             # NULL: that is a row from before trees)
+                             "tree": target.split("@", 1)[1]
+                             if "@" in target else ""})
 
     def _record_target(self, run_id: int, target: str, rec: dict) -> None:
         k = rec.get("kernel") or {}
         boots = rec.get("boot_seconds") or []
-        arch = rec.get("base") or rec.get("arch") or target
+        arch = rec.get("base") or split_target(rec.get("arch") or target)[0]
         variant = rec.get("variant")
         if variant is None:         # records from before variants
-            variant = target[len(arch) + 1:] if target.startswith(
-                arch + "-") else ""
+            variant = split_target(target)[1]
         self._insert_target({
             "run_id": run_id, "target": target, "arch": arch,
             "variant": variant, "status": rec.get("status"),
@@ -325,7 +274,8 @@ class History:
             "boot_seconds": boots[0] if boots else None,
             "guest_seconds": rec.get("guest_seconds"),
             # records from before roles have neither
-            "role": rec.get("role"), "why": rec.get("why")})
+            "role": rec.get("role"), "why": rec.get("why"),
+            "tree": rec.get("tree") or tree_of(target)})
         rows = []
         for item, t in (rec.get("tests") or {}).items():
             rows.append((run_id, target, test_key(item, target), item,

@@ -112,7 +112,7 @@ def href(base, rel: Optional[str], page_dir) -> Optional[str]:
             else os.path.isfile(full)):
         return None
     link = os.path.normpath(os.path.join(_reldir(base, str(page_dir)), rel))
-    return urllib.parse.quote(link)
+    return urllib.parse.quote(link, safe="/@")     # x86_64@6.12.html
 
 
 def write_file(path: pathlib.Path, text: str) -> None:

@@ -3,14 +3,17 @@
   ./matrix/run --kcidb FILE [--kcidb-origin NAME] [--kcidb-url BASE]
   python3 -m matrix kcidb RESULTS_DIR FILE [--origin NAME] [--url BASE]
 
-One checkout (linux-source-6.1 with kernel/patches/6.1/ applied: the patchset
-hash as KCIDB defines it, the patches as patchset_files), one build per
-target (architecture and variant: x86_64, x86_64-debug, ...), and one test
+One checkout per kernel tree of the run (e.g. linux-source-6.12 with
+kernel/patches/6.12/ applied: tree_name the tree, git_commit_name its
+kernel version, the patchset hash as KCIDB defines it, the patches as
+patchset_files, which the results folder keeps a copy of under
+series/TREE/), one build per target (architecture, variant and tree:
+x86_64@6.1, x86_64-debug@6.12, ...), in its tree's checkout, and one test
 per pytest item of the target, with its status and, as log_url, the
 program's KTAP output (or the console log); `# METRIC` figures are tests
 with status DONE and a number. Every id starts with the origin and a
-colon. Log URLs are file:// URLs of the results folder unless --kcidb-url
-names where that folder is served.
+colon. Log and patch URLs are file:// URLs of the results folder unless
+--kcidb-url names where that folder is served.
 
 Every target the run did not boot (summary.json's "not_booted": build-
 only, compile-checked, and left out as matrix/session/plan.py says) has a boot
@@ -116,9 +119,54 @@ def patchset_hash(patches: list[pathlib.Path]) -> str:
     return hashlib.sha256(lines.encode()).hexdigest()
 
 
-def series_patches() -> list[pathlib.Path]:
+def series_patches(series_dir: Optional[pathlib.Path] = None
+                   ) -> list[pathlib.Path]:
     from ..build.tree import SERIES_DIR, parse_series
-    return [p for p, _ in parse_series(SERIES_DIR)]
+    return [p for p, _ in parse_series(series_dir or SERIES_DIR)]
+
+
+def _checkouts(results: pathlib.Path, summary: dict, origin: str,
+               base: str, commit: str, run: str, started: float,
+               finished: float) -> dict[str, dict]:
+    """Tree name -> its checkout: the series applied to it, as the
+    results folder keeps it (series/TREE/; results from before trees:
+    the default series, by its path in the repository)."""
+    from ..build.tree import TREE
+    trees = summary.get("trees") or {TREE: {"version": TREE}}
+    out = {}
+    for name, t in trees.items():
+        kept = results / "series" / name
+        if kept.is_dir():
+            patches = series_patches(kept)
+            files = [{"name": p.name,
+                      "url": _url(base, f"series/{name}/{p.name}")}
+                     for p in patches]
+        else:
+            patches = series_patches(pathlib.Path(t["series"])
+                                     if t.get("series") else None)
+            files = [{"name": p.name, "url": p.resolve().as_uri()}
+                     for p in patches]
+        phash = patchset_hash(patches)
+        source = t.get("package") or pathlib.PurePath(
+            t.get("source") or f"linux-source-{name}").name
+        checkout = {
+            "id": f"{origin}:{commit}:{path_part(name)}:"
+                  f"{phash[:16] or 'unpatched'}",
+            "origin": origin, "tree_name": source,
+            "patchset_hash": phash, "patchset_files": files,
+            "start_time": _time(started),
+            "origin_builds_finish_time": _time(finished),
+            "origin_tests_finish_time": _time(finished),
+            "comment": f"{source} (Linux "
+                       f"{t.get('kernel_version') or t.get('version')}) "
+                       "with the nopfn series of kernel/patches/"
+                       f"{t.get('version') or name}/",
+            "misc": {"project_commit": commit, "run": run, "tree": name},
+        }
+        if t.get("kernel_version"):
+            checkout["git_commit_name"] = t["kernel_version"]
+        out[name] = checkout
+    return out
 
 
 _PATH_BAD = re.compile(r"[^a-zA-Z0-9_-]")
@@ -175,23 +223,16 @@ def export(results: pathlib.Path, origin: str = DEFAULT_ORIGIN,
     finished = (results / "summary.json").stat().st_mtime
     started = finished - float(summary.get("wall_seconds") or 0)
     commit = summary.get("commit") or "unknown"
-    patches = series_patches()
-    phash = patchset_hash(patches)
-    checkout_id = f"{origin}:{commit}:{phash[:16] or 'unpatched'}"
-    checkout = {
-        "id": checkout_id, "origin": origin,
-        "tree_name": "linux-source-6.1",
-        "patchset_hash": phash,
-        "patchset_files": [{"name": p.name, "url": p.resolve().as_uri()}
-                           for p in patches],
-        "start_time": _time(started),
-        "origin_builds_finish_time": _time(finished),
-        "origin_tests_finish_time": _time(finished),
-        "comment": "Debian's linux-source-6.1 with the nopfn series",
-        "misc": {"project_commit": commit, "run": run},
-    }
+    from .history import tree_of
+    checkouts = _checkouts(results, summary, origin, base, commit, run,
+                           started, finished)
+    first = next(iter(checkouts.values()))
+
+    def checkout_of(target: str, rec: Optional[dict] = None) -> dict:
+        tree = (rec or {}).get("tree") or tree_of(target)
+        return checkouts.get(tree, first)
     builds, tests = [], []
-    patch_ok = True
+    patch_ok = {c["id"]: True for c in checkouts.values()}
     arches = summary.get("arches") or {}
     not_booted = summary.get("not_booted") or {}
     for target in arches:
@@ -199,22 +240,25 @@ def export(results: pathlib.Path, origin: str = DEFAULT_ORIGIN,
             rec = json.loads((results / f"{target}.json").read_text())
         except (OSError, ValueError) as exc:
             raise KcidbError(f"{results}/{target}.json: {exc}") from exc
+        checkout_id = checkout_of(target, rec)["id"]
         b, ts = _target(rec, target, origin, checkout_id, run, base,
                         started, environment(results, target, rec))
         if any("applying" in e for e in
                (rec.get("build_errors") or {}).values()):
-            patch_ok = False
+            patch_ok[checkout_id] = False
         if target in not_booted:
             _not_booted(b, ts, rec, target, not_booted[target])
         builds.append(b)
         tests += ts
     for target, nb in not_booted.items():
         if target not in arches:        # left out: no record of its own
-            b = _left_build(target, nb, origin, checkout_id, run)
+            b = _left_build(target, nb, origin, checkout_of(target)["id"],
+                            run)
             builds.append(b)
             tests.append(_miss(b, target, nb))
-    checkout["valid"] = patch_ok
-    data = {"version": dict(VERSION), "checkouts": [checkout],
+    for c in checkouts.values():
+        c["valid"] = patch_ok[c["id"]]
+    data = {"version": dict(VERSION), "checkouts": list(checkouts.values()),
             "builds": builds, "tests": tests}
     validate(data)
     return data

@@ -10,7 +10,7 @@ from typing import Optional, TYPE_CHECKING
 
 from . import dashboard
 from . import history
-from ..build.tree import TREE
+from ..build.tree import TREE, parse_series
 from ..session import selftests
 from ..session.guest import qemu_version
 
@@ -46,8 +46,9 @@ def arch_record(m: "Matrix", name: str) -> dict:
     else:
         status = "passed"
     rec = {
-        "arch": name,
-        "tree": TREE,           # the kernel tree the series applies to
+        "arch": name,           # the target: LABEL@TREE
+        "label": st.arch.label,  # the target without its tree
+        "tree": st.arch.tree or TREE,   # the kernel tree (matrix/trees/)
         "bootable": st.arch.bootable,
         "status": status,
         # "run" (built, booted where it can be) or "check" (compile-
@@ -91,7 +92,7 @@ def write(m: "Matrix", wall: float) -> dict:
     and publish it (history, dashboard); returns the summary."""
     summary = {"wall_seconds": round(wall, 3), "commit": git_commit(),
                "arches": {}, "results": str(m.results.path),
-               "rebuilt": list(m.rebuilt)}
+               "rebuilt": list(m.rebuilt), "trees": trees_record(m)}
     recs = {}
     for name in m.state:
         rec = recs[name] = arch_record(m, name)
@@ -113,6 +114,43 @@ def write(m: "Matrix", wall: float) -> dict:
     (m.results.path / "summary.json").write_text(
         json.dumps(summary, indent=1, sort_keys=True))
     return summary
+
+
+def trees_record(m: "Matrix") -> dict[str, dict]:
+    """The run's kernel trees: version, source, the series applied (a
+    copy of which the results folder keeps, series/TREE/, for KCIDB's
+    patchset_files and whoever reads the results later)."""
+    import shutil
+    out = {}
+    for t in getattr(m, "trees", []):
+        series = m.options.series or t.series_dir
+        patches = parse_series(series)
+        kept = m.results.path / "series" / t.name
+        kept.mkdir(parents=True, exist_ok=True)
+        for f in [series / "series"] + [p for p, _ in patches]:
+            shutil.copy2(f, kept / f.name)
+        out[t.name] = {"version": t.version, "source": str(t.source),
+                       "package": t.package or None, "user": t.user,
+                       "series": str(series),
+                       "kernel_version": kernel_version(m, t.name),
+                       "patches": [p.name for p, _ in patches]}
+    return out
+
+
+def kernel_version(m: "Matrix", tree: str) -> Optional[str]:
+    """The tree's full kernel version (its Makefile's), once extracted."""
+    import re
+    try:
+        src = m.builder.tree_of(tree).src
+        text = (src / "Makefile").read_text(errors="replace")[:2000]
+    except (OSError, AttributeError):
+        return None
+    f = dict(re.findall(r"^(VERSION|PATCHLEVEL|SUBLEVEL) = (\d+)", text,
+                        re.M))
+    if "VERSION" not in f or "PATCHLEVEL" not in f:
+        return None
+    return ".".join([f["VERSION"], f["PATCHLEVEL"]] +
+                    ([f["SUBLEVEL"]] if f.get("SUBLEVEL") else []))
 
 
 def not_booted(m: "Matrix", recs: dict[str, dict]) -> dict[str, dict]:
@@ -170,7 +208,7 @@ def summary_lines(s: dict) -> list[str]:
     out = ["", "nopfn matrix:"]
     for name, a in s["arches"].items():
         c = a["counts"]
-        out.append(f"  {name:8} {a['status']:10} {c['passed']} passed, "
+        out.append(f"  {name:16} {a['status']:10} {c['passed']} passed, "
                    f"{c['failed']} failed, {c['skipped']} skipped"
                    + (f", {c['flaky']} flaky" if c.get("flaky") else "")
                    + (f", {c['xfailed']} known failures (xfail)"
@@ -180,7 +218,7 @@ def summary_lines(s: dict) -> list[str]:
                    "; guest "
                    f"{a['guest_seconds']:.2f} s")
         if a.get("figures"):
-            out.append(f"  {'':8} {figure_line(a['figures'])}")
+            out.append(f"  {'':16} {figure_line(a['figures'])}")
     out += not_booted_lines(s)
     out.append(f"  wall {s['wall_seconds']:.2f} s, guests "
                f"{s['guest_seconds']:.2f} s, harness "
@@ -237,7 +275,10 @@ def publish(m: "Matrix", recs: dict, summary: dict, wall: float) -> None:
                     (summary.get("not_booted") or {}).items()
                     if t not in recs}
             run = h.record(d.name, d, recs, commit=summary["commit"],
-                           series=history.series_hash(), started=started,
+                           series=history.series_hash(
+                               [pathlib.Path(t["series"]) for t in
+                                summary.get("trees", {}).values()] or None),
+                           started=started,
                            wall=round(wall, 3),
                            baseline=base.key if base else None, left=left)
             cls = h.classify(run.id, base)

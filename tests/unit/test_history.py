@@ -177,7 +177,7 @@ def test_a_history_from_before_exact_gains_the_column(tmp_path):
     import sqlite3
     p = tmp_path / "old.sqlite"
     db = sqlite3.connect(str(p))
-    db.executescript(history.SCHEMA.replace("    exact TEXT,\n", ""))
+    db.executescript(history.schema.SCHEMA.replace("    exact TEXT,\n", ""))
     db.execute("INSERT INTO metrics VALUES (99, 'x86_64', 'p', 'n', 2.0, "
                "'')")
     db.commit()
@@ -198,7 +198,7 @@ def test_a_history_from_before_roles_gains_the_columns(tmp_path):
     import sqlite3
     p = tmp_path / "old.sqlite"
     db = sqlite3.connect(str(p))
-    db.executescript(history.SCHEMA.replace("    exact TEXT,\n", "")
+    db.executescript(history.schema.SCHEMA.replace("    exact TEXT,\n", "")
                      .replace("    role TEXT,\n    why TEXT,\n", ""))
     cols = [r[1] for r in db.execute("PRAGMA table_info(targets)")]
     assert "role" not in cols and "why" not in cols
@@ -210,33 +210,38 @@ def test_a_history_from_before_roles_gains_the_columns(tmp_path):
     db.commit()
     db.close()
     with history.History(p) as h:
-        old = h.targets(99)["x86_64"]
-        assert (old["status"], old["role"], old["why"]) == ("passed", None,
-                                                            None)
+        # from before the tree axis: the target ran on 6.1, and is named so
+        old = h.targets(99)["x86_64@6.1"]
+        assert (old["status"], old["role"], old["why"], old["tree"]) == (
+            "passed", None, None, "6.1")
         d = tmp_path / "r2"
         d.mkdir()
         r = h.record("r2", d, {
-            "x86_64": rec({"test_boot[{t}]": "passed"}, role="run",
-                          why=None),
-            "riscv64": rec({"test_compile_check[{t}]": "passed"},
-                           target="riscv64", status="compile-checked",
-                           role="check", why="not cached")},
+            "x86_64@6.1": rec({"test_boot[{t}]": "passed"}, role="run",
+                              why=None, target="x86_64@6.1"),
+            "riscv64@6.12": rec({"test_compile_check[{t}]": "passed"},
+                                target="riscv64@6.12",
+                                status="compile-checked", role="check",
+                                why="not cached")},
             left={"sh4": "candidate"})
         t = h.targets(r.id)
-        assert [(n, x["status"], x["role"], x["why"]) for n, x in
-                t.items()] == [
-            ("x86_64", "passed", "run", None),
-            ("riscv64", "compile-checked", "check", "not cached"),
-            ("sh4", "not run", "left", "candidate")]
+        assert [(n, x["status"], x["role"], x["why"], x["tree"])
+                for n, x in t.items()] == [
+            ("x86_64@6.1", "passed", "run", None, "6.1"),
+            ("riscv64@6.12", "compile-checked", "check", "not cached",
+             "6.12"),
+            ("sh4", "not run", "left", "candidate", "")]
         # what the old code read by position is where it was
         assert tuple(h.db.execute(
-            "SELECT * FROM targets WHERE run_id = ? AND target = 'x86_64'",
-            (r.id,)).fetchone())[:12] == (
-            r.id, "x86_64", "x86_64", "", "passed", "abc", None,
+            "SELECT * FROM targets WHERE run_id = ? AND target = "
+            "'x86_64@6.1'", (r.id,)).fetchone())[:12] == (
+            r.id, "x86_64@6.1", "x86_64", "", "passed", "abc", None,
             "6.1.192-nopfn", 0, 100.0, 0.8, 3.0)
-        assert [x.key for x in h.runs("x86_64")] == ["r2", "old"]
+        # the old run lines up with the new one
+        assert [x.key for x in h.runs("x86_64@6.1")] == ["r2", "old"]
     with history.History(p) as h:         # opened again: nothing to add
         assert len(h.targets(r.id)) == 3
+        assert list(h.targets(99)) == ["x86_64@6.1"]
 
 
 def test_left_targets_are_recorded_without_results(h, tmp_path):

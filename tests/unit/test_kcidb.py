@@ -358,3 +358,52 @@ def test_write_and_cli(run, tmp_path):
     urls = [t["log_url"] for t in data["tests"] if "log_url" in t]
     assert urls and all(u.startswith("https://lab.example.org/runs/1/")
                         for u in urls)
+
+
+def test_one_checkout_per_tree_with_its_series_served(tmp_path):
+    """A run of two trees: a checkout each (tree_name, the kernel version
+    as git_commit_name, the tree's patchset from the copy the results
+    keep, its files under --kcidb-url), each target's build in its
+    tree's checkout."""
+    import shutil
+    d = tmp_path / "run2"
+    d.mkdir()
+    trees = {}
+    for name in ("6.1", "6.12"):
+        src = REPO / "kernel" / "patches" / name
+        kept = d / "series" / name
+        shutil.copytree(src, kept)
+        trees[name] = {"version": name, "package": f"linux-source-{name}",
+                       "source": f"/usr/src/linux-source-{name}.tar.xz",
+                       "series": str(src), "kernel_version":
+                       {"6.1": "6.1.158", "6.12": "6.12.118"}[name]}
+    (d / "summary.json").write_text(json.dumps({
+        "wall_seconds": 1.0, "commit": "c" * 40, "trees": trees,
+        "arches": {"x86_64@6.1": {}, "x86_64@6.12": {}},
+        "not_booted": {"ia64@6.12": {"status": "not run",
+                                     "why": "not in this tree: gone"}}}))
+    for target in ("x86_64@6.1", "x86_64@6.12"):
+        (d / f"{target}.json").write_text(json.dumps({
+            "arch": target, "base": "x86_64", "variant": "",
+            "tree": target.split("@")[1], "status": "passed",
+            "kernel": {}, "tests": {f"test_boot[{target}]": {
+                "status": "passed", "duration": 1.0}}}))
+    data = kcidb.export(d, base_url="https://ci.example/r/run2")
+    kcidb.validate(data)
+    co = {c["misc"]["tree"]: c for c in data["checkouts"]}
+    assert sorted(co) == ["6.1", "6.12"]
+    assert co["6.12"]["tree_name"] == "linux-source-6.12"
+    assert co["6.12"]["git_commit_name"] == "6.12.118"
+    assert co["6.1"]["id"] != co["6.12"]["id"]
+    for name, c in co.items():
+        patches = kcidb.series_patches(REPO / "kernel" / "patches" / name)
+        assert c["patchset_hash"] == kcidb.patchset_hash(patches)
+        assert [f["url"] for f in c["patchset_files"]] == [
+            f"https://ci.example/r/run2/series/{name}/{p.name}"
+            for p in patches]
+    builds = {b["misc"]["target"]: b for b in data["builds"]}
+    assert builds["x86_64@6.12"]["checkout_id"] == co["6.12"]["id"]
+    assert builds["x86_64@6.1"]["checkout_id"] == co["6.1"]["id"]
+    assert builds["ia64@6.12"]["checkout_id"] == co["6.12"]["id"]
+    tests = [t for t in data["tests"] if t["path"] == "nopfn.harness.boot"]
+    assert {t["build_id"] for t in tests} >= {builds["x86_64@6.12"]["id"]}
