@@ -31,7 +31,7 @@ def test_kernel_build(matrix, arch):
     assert art.kernel_meta["release"].endswith("-nopfn")
 
 
-def at_changed_lines(matrix, reports: list[str]) -> list[str]:
+def at_changed_lines(matrix, arch: str, reports: list[str]) -> list[str]:
     """The reports (W=1 or sparse) located at a line that the series
     wrote or changed.
 
@@ -41,7 +41,7 @@ def at_changed_lines(matrix, reports: list[str]) -> list[str]:
     fault.c: do_page_fault() has no prototype in 6.1): only reports at
     the series' lines count. A sparse report that points at no file
     (sparse could not run) always counts."""
-    tree = matrix.builder.tree
+    tree = matrix.builder.tree_of(matrix.state[arch].arch.tree)
     mine = tree.touched_files()
     changed: dict[str, set[int]] = {}
     out = []
@@ -66,17 +66,32 @@ def test_series_w1_clean(matrix, arch):
     art = matrix.artifacts(arch)
     _fail_build(art, "kernel")
     assert art.kernel_meta["w1_files"], "no file of the series compiled"
-    w = at_changed_lines(matrix, art.kernel_meta["w1_warnings"])
+    w = at_changed_lines(matrix, arch, art.kernel_meta["w1_warnings"])
     assert not w, "W=1 warnings:\n" + "\n".join(w)
+
+
+def sparse_new(matrix, arch: str, reports: list[str]) -> list[str]:
+    """The sparse reports at the series' lines, less those its tree's
+    file excuses (matrix/trees/TREE.yaml: sparse_known, each with its
+    reason); an excuse that matches no report is stale: reported too."""
+    tree = matrix.builder.tree_of(matrix.state[arch].arch.tree).spec
+    mine = at_changed_lines(matrix, arch, reports)
+    known = [(re.compile(p), why) for p, why in tree.sparse_known]
+    new = [x for x in mine if not any(p.search(x) for p, _ in known)]
+    stale = [f"stale: sparse_known '{p.pattern}' of tree {tree.name} "
+             "matches no report any more: remove it" for p, _ in known
+             if not any(p.search(x) for x in mine)]
+    return new + stale
 
 
 @item(Phase.SERIES)
 def test_series_sparse_clean(matrix, arch):
     """sparse reports nothing in the lines the series writes, in the C
-    files of the series that this configuration builds."""
+    files of the series that this configuration builds (but what its
+    tree's file excuses, with the reason)."""
     art = matrix.artifacts(arch)
     _fail_build(art, "kernel")
-    w = at_changed_lines(matrix, art.kernel_meta["sparse_warnings"])
+    w = sparse_new(matrix, arch, art.kernel_meta["sparse_warnings"])
     assert not w, "sparse:\n" + "\n".join(w)
 
 
@@ -86,7 +101,8 @@ def test_series_files_compiled(matrix, arch):
     compiled, with W=1 (ia64: the in-tree mspec converted to ->nopfn())."""
     art = matrix.artifacts(arch)
     _fail_build(art, "kernel")
-    touched = matrix.builder.tree.touched_c_files()
+    touched = matrix.builder.tree_of(
+        matrix.state[arch].arch.tree).touched_c_files()
     unknown = sorted(set(touched) - set(kernel.SERIES_C_FILES))
     assert not unknown, f"add to kernel.SERIES_C_FILES: {unknown}"
     config = kernel.fragment_options(
@@ -104,12 +120,14 @@ def test_series_vm_fault_size(matrix, arch):
     against the pristine and the patched tree (matrix/build/layout.py)."""
     art = matrix.artifacts(arch)
     _fail_build(art, "kernel", "check")
-    tree = matrix.builder.tree
+    spec = matrix.state[arch].arch
+    tree = matrix.builder.tree_of(spec.tree)
     sizes = layout.vm_fault_sizes(
         art.kernel_log.parent / "build", tree.src, tree.pristine(),
         (matrix.builder.cache.root / "stable" / "src",))
     assert sizes.growth <= 0, (
-        f"struct vm_fault: {sizes.pristine} bytes in 6.1, {sizes.patched} "
+        f"struct vm_fault: {sizes.pristine} bytes in {spec.tree}, "
+        f"{sizes.patched} "
         f"with the series (+{sizes.growth})")
 
 
@@ -124,11 +142,12 @@ def test_compile_check(matrix, arch):
     meta = art.check_meta
     assert meta is not None, f"no compile check record: {art}"
     assert meta["w1_files"], "no file of the series compiled"
-    unknown = sorted(set(matrix.builder.tree.touched_c_files()) -
-                     set(kernel.SERIES_C_FILES))
+    unknown = sorted(set(matrix.builder.tree_of(
+        matrix.state[arch].arch.tree).touched_c_files()) -
+        set(kernel.SERIES_C_FILES))
     assert not unknown, f"add to kernel.SERIES_C_FILES: {unknown}"
-    w = at_changed_lines(matrix, meta["w1_warnings"])
-    s = at_changed_lines(matrix, meta["sparse_warnings"])
+    w = at_changed_lines(matrix, arch, meta["w1_warnings"])
+    s = sparse_new(matrix, arch, meta["sparse_warnings"])
     assert not w and not s, "\n".join(["W=1 warnings:", *w, "sparse:", *s])
 
 
@@ -242,7 +261,8 @@ def test_case(matrix, arch, program, case, record_property, request):
         request.node.add_marker(pytest.mark.xfail(
             reason=f"known on {arch}: {known}", raises=NotTheKnownMiss,
             strict=False))
-    prog = next(p for p in matrix.programs if p.name == program)
+    prog = next(p for p in matrix.programs_of(matrix.state[arch].arch.tree)
+                if p.name == program)
     run = matrix.run_program(arch, prog)
     if run.error:
         pytest.fail(run.error, pytrace=False)
@@ -275,7 +295,8 @@ def test_case(matrix, arch, program, case, record_property, request):
 @item(Phase.TESTS, 1, guest=True, user=True)
 def test_program(matrix, arch, program, record_property):
     """A program ran to its end: exit 0, complete KTAP plan, no stray case."""
-    prog = next(p for p in matrix.programs if p.name == program)
+    prog = next(p for p in matrix.programs_of(matrix.state[arch].arch.tree)
+                if p.name == program)
     run = matrix.run_program(arch, prog)
     if run.error:
         pytest.fail(run.error, pytrace=False)
@@ -321,7 +342,8 @@ def test_mm_selftest(matrix, arch, selftest, record_property):
     the guest: exit 0 passes, KSFT_SKIP skips with the test's reason, a
     test listed as unable to run on this architecture is skipped with
     the listed reason (never counted as passed)."""
-    test = next(t for t in matrix.selftests if t.name == selftest)
+    test = next(t for t in matrix.selftests_of(matrix.state[arch].arch.tree)
+                if t.name == selftest)
     spec = matrix.state[arch].arch
     base = spec.base or spec.name
     reason = test.skip_reason(base)
