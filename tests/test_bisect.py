@@ -32,10 +32,11 @@ from matrixbuild import prebuild
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 ARCH = "x86_64"
-TEST = f"test_case[{ARCH}-nopfn_faults-nopfn.ram_read_write_remap]"
+# bisect runs on the default tree, 6.1: its target is x86_64@6.1
+TEST = f"test_case[{ARCH}@6.1-nopfn_faults-nopfn.ram_read_write_remap]"
 
 pytestmark = pytest.mark.skipif(
-    ARCH not in [a.name for a in archspec.select(
+    ARCH not in [a.label for a in archspec.select(
         os.environ.get("NOPFN_ARCH", "all"))],
     reason=f"needs the {ARCH} guest (NOPFN_ARCH excludes it)")
 

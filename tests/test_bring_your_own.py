@@ -55,7 +55,7 @@ def driver_copy(tmp_path: pathlib.Path) -> pathlib.Path:
 
 @pytest.mark.parametrize("target", ARCHES)
 def test_your_module_and_program_on(tmp_path, target):
-    arch = target
+    arch = f"{target}@6.1"          # the target: its 6.1 kernel
     if arch not in SELECTED:
         pytest.skip(f"needs the {arch} guest (NOPFN_ARCH excludes it)")
     driver = driver_copy(tmp_path)
@@ -64,8 +64,8 @@ def test_your_module_and_program_on(tmp_path, target):
     prebuild(arch, *where)
     res = tmp_path / "results"
     run = subprocess.run(
-        [sys.executable, "-m", "matrix", "run", "--arch", arch, *where,
-         "--results", str(res), "--no-install", "--json", "-",
+        [sys.executable, "-m", "matrix", "run", "--arch", arch,
+         "--tree", "6.1", *where, "--results", str(res), "--no-install", "--json", "-",
          "--", "-k", ITEMS],
         cwd=REPO, capture_output=True, text=True, timeout=1800)
     out = run.stdout + run.stderr

@@ -61,7 +61,7 @@ def regress(figure: str, say: str, rc: int) -> str:
 def matrix_run(user, results, env, *pytest_args):
     return subprocess.run(
         [sys.executable, "-m", "matrix", "run", "--arch", "x86_64",
-         "--variant", "none", "--user-tests", str(user),
+         "--tree", "6.1", "--variant", "none", "--user-tests", str(user),
          "--results", str(results), "--", "-k", "user/", *pytest_args],
         cwd=REPO, capture_output=True, text=True, env=env, timeout=900)
 
@@ -86,7 +86,7 @@ def test_regression_between_two_real_runs(tmp_path):
     out1 = r1.stdout + r1.stderr
     assert r1.returncode == 0, out1
     assert "REGRESSIONS" not in out1
-    assert "flaky (1)" in out1 and "test_program[x86_64-user/wobble]" in out1
+    assert "flaky (1)" in out1 and "test_program[x86_64@6.1-user/wobble]" in out1
 
     (user / "regress.c").write_text(regress("2.5", "broken", 3))
     r2 = matrix_run(user, tmp_path / "run2", env)
@@ -94,17 +94,17 @@ def test_regression_between_two_real_runs(tmp_path):
     assert r2.returncode != 0, out2
     summary = out2[out2.index("nopfn matrix:"):]
     assert "REGRESSIONS (1)" in summary, summary
-    assert "test_program[x86_64-user/regress]  (passed in run1)" in summary
-    assert "test_program[x86_64-user/wobble]" in summary    # flaky
+    assert "test_program[x86_64@6.1-user/regress]  (passed in run1)" in summary
+    assert "test_program[x86_64@6.1-user/wobble]" in summary    # flaky
     s = json.loads((tmp_path / "run2" / "summary.json").read_text())
     assert [r["test"] for r in s["regressions"]] == [
-        "test_program[x86_64-user/regress]"]
+        "test_program[x86_64@6.1-user/regress]"]
     assert s["dashboard"]["seconds"] < 2.0, s["dashboard"]
     assert (tmp_path / "history.sqlite").is_file()
 
     with Browser() as b:
         for page, table in (("index.html", "#matrix"),
-                            ("x86_64.html", "#history")):
+                            ("x86_64@6.1.html", "#history")):
             b.open(file_url(tmp_path / "run2" / page))
             got = rows(b, table)
             test, cls, bg, href = got[0]

@@ -28,7 +28,7 @@ from matrixbuild import prebuild
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 FAULTS = REPO / "tests" / "faults"
-ARCH = "x86_64"
+ARCH = "x86_64@6.1"
 
 pytestmark = pytest.mark.skipif(
     ARCH not in [a.name for a in archspec.select(
@@ -45,7 +45,7 @@ def built():
 def matrix_run(results: pathlib.Path, user: pathlib.Path, *pytest_args: str,
                wait: bool = True):
     cmd = [sys.executable, "-m", "matrix", "run", "--arch", ARCH,
-           "--user-tests", str(user), "--results", str(results),
+           "--tree", "6.1", "--user-tests", str(user), "--results", str(results),
            "--no-install", "--", "-k", "user", *pytest_args]
     p = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)

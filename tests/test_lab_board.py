@@ -73,9 +73,9 @@ def board_arch(config) -> str:
                                              variant="none") if a.bootable]
     except archspec.ArchError:
         chosen = []
-    names = [a.name for a in chosen]
-    if not names or "x86_64" in names:
-        return "x86_64"
+    names = [a.name for a in chosen]      # on 6.1, the default tree
+    if not names or "x86_64@6.1" in names:
+        return "x86_64@6.1"
     return names[0]
 
 
@@ -144,7 +144,7 @@ def run_matrix(arch: str, results: pathlib.Path, *extra: str,
                pytest_args=()) -> subprocess.CompletedProcess:
     prebuild(arch, "--variant", "none")
     cmd = ["/usr/bin/python3", "-m", "matrix", "run", "--arch", arch,
-           "--variant", "none", "--results", str(results), *extra,
+           "--tree", "6.1", "--variant", "none", "--results", str(results), *extra,
            "--", "--seed", str(SEED), *pytest_args]
     env = dict(os.environ, NOPFN_PROGRESS="0")
     return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True,

@@ -58,7 +58,8 @@ SELECTED = [a.name for a in archspec.select(os.environ.get("NOPFN_ARCH",
 SURVIVORS = os.environ.get("NOPFN_MUTATION_SURVIVORS") == "1"
 
 
-def header(patch: pathlib.Path, arch: str = "x86_64") -> dict[str, list[str]]:
+def header(patch: pathlib.Path, arch: str = "x86_64@6.1"
+           ) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {"Run": [], "Must-fail": [], "Caught-by": [],
                                  "Target": [], "Arch": [], "Survives": []}
     for line in patch.read_text().splitlines():
@@ -114,14 +115,14 @@ def cases() -> list:
 
 @pytest.mark.parametrize("patch,target", cases())
 def test_mutation_is_caught(tmp_path, patch, target):
-    arch = target
+    arch = f"{target}@6.1"          # the series of 6.1, mutated
     if arch not in SELECTED:
         pytest.skip(f"needs the {arch} guest (NOPFN_ARCH excludes it)")
     h = header(patch, arch)
     if h["Survives"] and not SURVIVORS:
         pytest.skip("survives on this machine: " + " ".join(h["Survives"]) +
                     " (NOPFN_MUTATION_SURVIVORS=1 runs it, a strict xfail)")
-    if not archspec.load_all()[arch].bootable:
+    if not archspec.load_all()[target].bootable:
         pytest.skip(f"{arch} is build-only: no guest runs the tests there")
     kernel = h["Target"] == ["kernel"]
     driver = tmp_path / "driver"
@@ -140,8 +141,9 @@ def test_mutation_is_caught(tmp_path, patch, target):
     res = tmp_path / "results"
     prebuild(arch, *where)
     run = subprocess.run(
-        [sys.executable, "-m", "matrix", "run", "--arch", arch, *where,
-         "--results", str(res), "--no-install", "--",
+        [sys.executable, "-m", "matrix", "run", "--arch", arch,
+         "--tree", "6.1", *where, "--results", str(res), "--no-install",
+         "--",
          "-k", f"kernel_build or modules_build or ({h['Run'][0]})"],
         cwd=REPO, capture_output=True, text=True, timeout=1800)
     out = run.stdout + run.stderr

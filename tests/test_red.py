@@ -30,7 +30,7 @@ from matrixbuild import prebuild
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 RED = REPO / "tests" / "red"
-TARGET = "x86_64-debug"
+TARGET = "x86_64-debug@6.1"
 
 pytestmark = pytest.mark.skipif(
     TARGET not in [a.name for a in archspec.select(
@@ -43,7 +43,7 @@ def red_run(tmp_path_factory):
     res = tmp_path_factory.mktemp("red") / "results"
     prebuild(TARGET, "--user-tests", str(RED))
     cmd = [sys.executable, "-m", "matrix", "run", "--arch", TARGET,
-           "--user-tests", str(RED), "--results", str(res), "--no-install",
+           "--tree", "6.1", "--user-tests", str(RED), "--results", str(res), "--no-install",
            "--", "-k", "user"]
     p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True,
                        timeout=1200)
