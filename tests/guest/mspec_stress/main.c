@@ -539,7 +539,8 @@ int main(int argc, char **argv)
 		if (sh->ops[i] < want) {
 			ok = false;
 			ksft_print_msg("%lu %s operations ran, of %llu: at least %llu wanted\n",
-				       sh->ops[i], op_name[i], total, want);
+				       sh->ops[i], op_name[i],
+				       (unsigned long long)total, want);
 		}
 	}
 	result(ok, "all_operations_ran", "%llu operations",
