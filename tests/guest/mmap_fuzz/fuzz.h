@@ -146,6 +146,8 @@ struct env {
 	int carve_err;			/* SET_PAGES CARVE: 0 or an errno */
 	unsigned long ram_pages;	/* totalram_pages() (MemTotal) */
 	bool signed_off;		/* sys_mmap's off_t is signed */
+	bool populate_walk;		/* MADV_POPULATE_* stops at the first
+					 * hole or refused VMA (Linux 6.9 on) */
 	unsigned long colour;		/* shared mappings' colour mask, or 0 */
 	int overcommit;			/* vm.overcommit_memory */
 	unsigned long word_off[NW];

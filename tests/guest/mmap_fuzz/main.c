@@ -356,6 +356,20 @@ static void setup_env(void)
 	 */
 	env.signed_off = !uname(&u) && (!strcmp(u.machine, "riscv64") ||
 					!strcmp(u.machine, "mips64"));
+	/*
+	 * Since Linux 6.9 ("mm/madvise: make MADV_POPULATE_(READ|WRITE)
+	 * handle VM_FAULT_RETRY properly") do_madvise() hands the populate
+	 * advices to madvise_populate() instead of madvise_walk_vmas(): the
+	 * first hole (ENOMEM) or refused VMA (EINVAL) ends the call, where
+	 * 6.1 remembers a hole and goes on to the VMAs after it.
+	 */
+	{
+		unsigned int major = 0, minor = 0;
+
+		if (sscanf(u.release, "%u.%u", &major, &minor) == 2)
+			env.populate_walk = major > 6 ||
+					    (major == 6 && minor >= 9);
+	}
 	env.overcommit = 0;
 	f = fopen("/proc/sys/vm/overcommit_memory", "r");
 	if (f) {

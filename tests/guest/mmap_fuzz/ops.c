@@ -555,6 +555,15 @@ void op_madvise(const struct op *op)
 	}
 	start = page;
 	end = page + n;
+	if (env.populate_walk && (adv == MADV_POPULATE_READ ||
+				  adv == MADV_POPULATE_WRITE)) {
+		/* madvise_populate(): every VMA here is refused (EINVAL) */
+		struct mvma *v = find_vma_after(&M->par, start);
+
+		err = v && v->start <= start ? EINVAL : ENOMEM;
+		expect_ret("madvise", ret, errno, -1, err);
+		return;
+	}
 	while (start < end) {
 		struct mvma *v = find_vma_after(&M->par, start);
 		unsigned int set, clear;
