@@ -57,6 +57,23 @@ int fixup(int fd, const void *addr, bool write, struct nopfn_test_query *q)
 	return ioctl(fd, NOPFN_TEST_IOC_FIXUP, q) ? -errno : 0;
 }
 
+/*
+ * @vma_locked, which the 6.12 series' test module counts after
+ * @all_releases (faults under FAULT_FLAG_VMA_LOCK): read by its place, as
+ * 6.1's struct has no such member; -1 without it.
+ */
+static long long vma_locked_of(const struct nopfn_test_stats *s)
+{
+	const size_t at = offsetof(struct nopfn_test_stats, all_releases) +
+			  sizeof(s->all_releases);
+	__u64 v;
+
+	if (sizeof(*s) < at + sizeof(v))
+		return -1;
+	memcpy(&v, (const char *)s + at, sizeof(v));
+	return v;
+}
+
 struct counts stats(int fd)
 {
 	struct nopfn_test_stats s;
@@ -77,6 +94,7 @@ struct counts stats(int fd)
 		.misuse_released = s.misuse_released,
 		.twice_released = s.twice_released,
 		.gate_waiting = s.gate_waiting, .all_releases = s.all_releases,
+		.vma_locked = vma_locked_of(&s),
 	};
 }
 

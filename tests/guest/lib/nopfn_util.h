@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,6 +61,8 @@ struct counts {
 	long long carve_pfn, carve_pages;
 	long long fault_calls, mkwrite_calls, misuse_released, twice_released;
 	long long gate_waiting, all_releases;
+	/* -1 on a tree whose test module does not count it (6.1) */
+	long long vma_locked;
 };
 
 /* -1 everywhere if NOPFN_TEST_IOC_GET_STATS fails */
