@@ -1,6 +1,8 @@
-"""The kernel's own mm selftests (tools/testing/selftests/vm), built.
+"""The kernel's own mm selftests (tools/testing/selftests/vm, mm since
+6.2), built.
 
-tests/mm-selftests.yaml lists them: for each, its sources, arguments,
+tests/mm-selftests.yaml lists 6.1's (list_for(): a later tree's list is
+tests/mm-selftests-VERSION.yaml): for each, its sources, arguments,
 /proc/sys settings, the user to run it as, and per architecture the
 reason it cannot run there. Those that can run are cross-compiled
 statically with the architecture's user-space compiler, from the
@@ -27,6 +29,31 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 LIST = REPO / "tests" / "mm-selftests.yaml"
 HELPERS = REPO / "tests" / "mm-selftests"
 VM_DIR = "tools/testing/selftests/vm"
+MM_DIR = "tools/testing/selftests/mm"       # its name since 6.2
+TOOLS_INCLUDE = "tools/include/uapi"        # -isystem, with MM_DIR
+
+
+def list_for(version: str) -> pathlib.Path:
+    """The selftest list of a tree's version (6.1: LIST)."""
+    if version in ("", "6.1"):
+        return LIST
+    return REPO / "tests" / f"mm-selftests-{version}.yaml"
+
+
+def folder_in(src: pathlib.Path) -> pathlib.Path:
+    """The mm selftests' folder of a tree."""
+    mm = src / MM_DIR
+    return mm if mm.is_dir() else src / VM_DIR
+
+
+def has_mm_folder(version: str) -> bool:
+    """Whether a tree of that version ("": 6.1) has MM_DIR, as
+    folder_in() finds once it is extracted (the cache key is made
+    before)."""
+    major, minor = (version or "6.1").split(".")[:2]
+    return (int(major), int(minor)) >= (6, 2)
+
+
 GUEST_DIR = "selftests/vm"             # in the initramfs
 RUNAS = "selftests/runas"               # tests/mm-selftests/runas.c
 
@@ -44,6 +71,38 @@ WRAPS = {"socketpair": HELPERS / "wrap_socketpair.c",
 CFLAGS = ["-static", "-s", "-O2", "-Wall"]
 LDLIBS = ["-lrt", "-lpthread"]
 HELPER_CFLAGS = ["-static", "-s", "-O2", "-Wall", "-Wextra"]
+
+
+def includes(src: pathlib.Path, mm: bool) -> list[str]:
+    """The tree's include options: -I<tree>, and with MM_DIR the tree's
+    tools/include/uapi as its Makefile adds it; the other uapi headers
+    are the toolchain's (Linux 6.1), where the Makefile puts the tree's
+    installed ones (KHDR_INCLUDES) first.
+
+    So <linux/types.h> is tools/include/uapi's stub, which includes
+    <asm-generic/int-ll64.h> and not <asm/types.h> as the real one
+    does: the last options include it (powerpc's and s390's
+    __vector128, used by their <asm/elf.h> and <asm/sigcontext.h>), with
+    ll64 types on ppc64 and mips64 too (as uffd-common.h and
+    tools/include ask), not to conflict with the stub's __s64/__u64."""
+    out = [f"-I{src}"]
+    if mm:
+        out += ["-isystem", str(src / TOOLS_INCLUDE),   # TOOLS_INCLUDES
+                "-D__SANE_USERSPACE_TYPES__=", "-include", "asm/types.h"]
+    return out
+
+
+def command(cc: str, t: "Selftest", src: pathlib.Path, mm: bool,
+            out: pathlib.Path) -> list[str]:
+    """How build() compiles t from the tree at src into out."""
+    folder = src / (MM_DIR if mm else VM_DIR)
+    cmd = [cc, *CFLAGS, *t.cflags, *includes(src, mm)]
+    cmd += [f"-I{LIBS[lib]}" for lib in t.libs]
+    cmd += [f"-Wl,--wrap={fn}" for fn in t.wrap]
+    cmd += ["-o", str(out)]
+    cmd += [str(folder / s) for s in t.sources]
+    return cmd + [str(WRAPS[fn]) for fn in t.wrap] + LDLIBS
+
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _SOURCE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*\.c$")
@@ -129,7 +188,7 @@ def parse(text: str, arches: Optional[Iterable[str]] = None,
         if not isinstance(sources, list) or not sources or not all(
                 isinstance(s, str) and _SOURCE.match(s) for s in sources):
             raise ListError(f"{w}: sources must be a list of .c files of "
-                            f"{VM_DIR}")
+                            f"{VM_DIR} (or {MM_DIR})")
         args = entry.get("args", "") or ""
         if not isinstance(args, str) or not _ARGS.match(args):
             raise ListError(f"{w}: args must be plain words (no shell "
@@ -217,10 +276,13 @@ class Built:
 
 def build(arch: Arch, tree: Tree, cache: cachemod.Cache,
           tests: Optional[list[Selftest]] = None,
-          list_path: pathlib.Path = LIST) -> Built:
-    """Cross-compile the selftests that can run on arch, and runas."""
+          list_path: Optional[pathlib.Path] = None) -> Built:
+    """Cross-compile the selftests that can run on arch, and runas (the
+    list: that of arch's tree, unless given)."""
     assert arch.user is not None
     base = arch.base or arch.name
+    if list_path is None:
+        list_path = list_for(arch.version)
     if tests is None:
         tests = load(list_path)
     runnable = [t for t in tests if t.skip_reason(base) is None]
@@ -232,6 +294,9 @@ def build(arch: Arch, tree: Tree, cache: cachemod.Cache,
               if helpers else "",
               "cflags": CFLAGS, "ldlibs": LDLIBS,
               "helper_cflags": HELPER_CFLAGS, "arch": base}
+    mm = has_mm_folder(arch.version)
+    if mm:          # its flags, tree path as TREE (a vm folder: key unchanged)
+        inputs["includes"] = includes(pathlib.Path("TREE"), mm)
     entry = cache.entry("mm-selftests", base, inputs)
     with entry.lock():
         meta = entry.meta()
@@ -240,16 +305,13 @@ def build(arch: Arch, tree: Tree, cache: cachemod.Cache,
             tree.ensure()
             entry.reset()
             (entry.path / "bin").mkdir()
-            vm = tree.src / VM_DIR
+            if (folder_in(tree.src).name == "mm") != mm:
+                raise BuildError(f"{tree.src}: Linux {arch.version or '6.1'}"
+                                 f" without its {MM_DIR if mm else VM_DIR}")
             results, built = {}, []
             for t in runnable:
-                cmd = [arch.user.cc, *CFLAGS, *t.cflags, f"-I{tree.src}"]
-                cmd += [f"-I{LIBS[lib]}" for lib in t.libs]
-                cmd += [f"-Wl,--wrap={fn}" for fn in t.wrap]
-                cmd += ["-o", str(entry.path / "bin" / t.name)]
-                cmd += [str(vm / s) for s in t.sources]
-                cmd += [str(WRAPS[fn]) for fn in t.wrap] + LDLIBS
-                r = _compile(cmd)
+                r = _compile(command(arch.user.cc, t, tree.src, mm,
+                                     entry.path / "bin" / t.name))
                 results[t.name] = r
                 if not r["error"]:
                     built.append(f"bin/{t.name}")
