@@ -76,6 +76,16 @@ def is_item(test: str) -> bool:
     return bool(_ITEM.match(test))
 
 
+def k_expression(test: str) -> str:
+    """-k's expression for T: an item's name split at its target's "@",
+    which pytest's -k does not take (each half is a substring of the
+    name; the run's --arch has chosen the target); an expression as it
+    is."""
+    if not is_item(test):
+        return test
+    return " and ".join(test.split("@"))
+
+
 def judge(record: dict, test: str) -> tuple[str, str, Optional[str]]:
     """(verdict, message, log relative to the results folder) of a step,
     from its target's record (<target>.json)."""
@@ -186,7 +196,8 @@ class Runner:
             [sys.executable, "-m", "matrix", "run", "--arch", self.arch,
              "--tree", self.tree,
              "--series", str(series), "--results", str(res),
-             *self.run_args, "--", "-k", self.test, *self.pytest_args],
+             *self.run_args, "--", "-k", k_expression(self.test),
+             *self.pytest_args],
             cwd=REPO, capture_output=True, text=True)
         (self.root / f"step-{n:03d}.log").write_text(r.stdout + r.stderr)
         try:

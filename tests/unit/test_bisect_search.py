@@ -176,7 +176,8 @@ def test_the_command_names_the_planted_patch(tmp_path, monkeypatch,
     cmd = runs[0]
     assert cmd[cmd.index("--arch") + 1] == "x86_64@6.1"
     assert "--no-install" in cmd
-    assert cmd[cmd.index("--") + 1:] == ["-k", ITEM, "--reruns", "0"]
+    assert cmd[cmd.index("--") + 1:] == ["-k", bisect.k_expression(ITEM),
+                                         "--reruns", "0"]
     # refused: the good end fails too
     rc = bisect.main(["--arch", "x86_64", "--test", ITEM, "--series",
                       str(series), "--good", str(n + 2), "--results",
@@ -194,3 +195,17 @@ def test_bad_arguments_exit_2(capsys):
     err = capsys.readouterr().err
     assert "one target" in err and "0 <= good < bad" in err
     assert "not an item of x86_64" in err
+
+
+def test_an_item_of_a_tree_is_selected_without_its_at():
+    """pytest's -k takes no "@": an item's name is split there, and the
+    halves select that item of that tree only."""
+    from _pytest.mark.expression import Expression
+    expr = bisect.k_expression(ITEM)
+    assert "@" not in expr and bisect.k_expression("nopfn and not x") == \
+        "nopfn and not x"
+    e = Expression.compile(expr)
+    for name, want in ((ITEM, True),
+                       (ITEM.replace("@6.1-", "@6.12-"), False),
+                       (ITEM.replace("remap]", "other]"), False)):
+        assert e.evaluate(lambda k: k.lower() in name.lower()) is want, name
