@@ -207,7 +207,15 @@ class TreeBuild:
             parts.append(frag.read_text())
         parts.append('CONFIG_LOCALVERSION="-nopfn"\n'
                      "# CONFIG_LOCALVERSION_AUTO is not set\n")
-        return "\n".join(parts)
+        text = "\n".join(parts)
+        # the symbols of the shared fragments that the tree has no more
+        # (matrix/trees/TREE.yaml: config_drop)
+        drop = [sym for sym, _ in self.tree.spec.config_drop]
+        if drop:
+            text = "".join(ln for ln in text.splitlines(keepends=True)
+                           if not re.match(r"(# )?(%s)[= ]" % "|".join(
+                               map(re.escape, drop)), ln))
+        return text
 
     @property
     def key(self) -> str:

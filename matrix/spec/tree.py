@@ -44,6 +44,9 @@ class TreeSpec:
     # code of the same kind: (regular expression, why), each of which must
     # still match a report (else it is stale)
     sparse_known: tuple[tuple[str, str], ...] = ()
+    # CONFIG_ symbols of the shared fragments (kernel/config/) that the
+    # tree does not have, and why: their lines are left out there
+    config_drop: tuple[tuple[str, str], ...] = ()
 
     @property
     def series_dir(self) -> pathlib.Path:
@@ -84,7 +87,7 @@ def parse(path: pathlib.Path) -> TreeSpec:
         raise TreeError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(raw, dict):
         raise TreeError(f"{path}: expected a mapping at top level")
-    known = {"name", "package", "source", "sparse_known"}
+    known = {"name", "package", "source", "sparse_known", "config_drop"}
     if set(raw) - known or "name" not in raw or "source" not in raw:
         raise TreeError(f"{path}: keys must be {sorted(known)} (name and "
                         f"source required), not {sorted(raw)}")
@@ -105,11 +108,19 @@ def parse(path: pathlib.Path) -> TreeSpec:
         except re.error as exc:
             raise TreeError(f"{path}: sparse_known: '{pat}': {exc}") \
                 from exc
+    cd = raw.get("config_drop") or {}
+    if not isinstance(cd, dict) or not all(
+            re.fullmatch(r"CONFIG_[A-Z0-9_]+", str(k)) and isinstance(v, str)
+            and v.strip() for k, v in cd.items()):
+        raise TreeError(f"{path}: config_drop must map a CONFIG_ symbol to "
+                        "the reason the tree has it no more")
     return TreeSpec(name=name, version=version,
                     source=pathlib.Path(str(raw["source"])),
                     package=str(raw.get("package") or ""), path=path,
                     sparse_known=tuple((str(k), " ".join(v.split()))
-                                       for k, v in sk.items()))
+                                       for k, v in sk.items()),
+                    config_drop=tuple((str(k), " ".join(v.split()))
+                                      for k, v in cd.items()))
 
 
 def load_all(tree_dir: pathlib.Path = TREE_DIR) -> dict[str, TreeSpec]:
@@ -154,7 +165,8 @@ def from_path(path: pathlib.Path) -> TreeSpec:
     # the sparse reports its series' tree of that version knows
     same = [t for t in load_all().values() if t.version == version]
     return TreeSpec(name=name, version=version, source=path,
-                    sparse_known=same[0].sparse_known if same else ())
+                    sparse_known=same[0].sparse_known if same else (),
+                    config_drop=same[0].config_drop if same else ())
 
 
 def select(names: Optional[str], tree_dir: pathlib.Path = TREE_DIR

@@ -179,3 +179,18 @@ def test_a_tarball_that_is_not_the_version_its_name_says(tmp_path):
     c = cachemod.Cache(tmp_path / "cache")
     with pytest.raises(BuildError, match="is Linux 6.1, not 6.12"):
         treemod.Tree(c, spec.series_dir, [], spec).pristine()
+
+
+def test_a_tree_file_names_what_it_drops_and_why(tmp_path):
+    (tmp_path / "6.12.yaml").write_text(
+        'name: "6.12"\nsource: /x.tar.xz\nconfig_drop:\n'
+        '  CONFIG_GONE: renamed\n')
+    (t,) = treespec.load_all(tmp_path).values()
+    assert t.config_drop == (("CONFIG_GONE", "renamed"),)
+    (tmp_path / "6.12.yaml").write_text(
+        'name: "6.12"\nsource: /x.tar.xz\nconfig_drop: [CONFIG_GONE]\n')
+    with pytest.raises(treespec.TreeError, match="config_drop must map"):
+        treespec.load_all(tmp_path)
+    # the shipped 6.12 drops what debug.config sets and 6.12 lacks
+    assert dict(treespec.load_all()["6.12"].config_drop).keys() == \
+        {"CONFIG_UBSAN_SANITIZE_ALL"}
