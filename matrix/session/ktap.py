@@ -93,7 +93,9 @@ def _expectation_failed(res: "Result") -> None:
 # A measured case's miss of its bar (tests/guest/fault_bench.c): one
 # failed EXPECT, the figure on its own line, and the case ran to its end.
 _MISS = re.compile(r"\bmedian ([0-9.]+) (over|under) the bar ([0-9.]+)")
-_FAILED_STEP = re.compile(r"^#\s*\w+: Test failed at step #\d+$")
+# an EXPECT failed and the case went on to its end: 6.1's harness names
+# the step, 6.12's does not
+_FAILED_STEP = re.compile(r"^#\s*\w+: Test failed(?: at step #\d+)?$")
 
 
 def measured_miss(res: "Result") -> Optional[str]:
