@@ -41,8 +41,7 @@ class TreeSpec:
     package: str = ""           # the Debian package that installs source
     path: Optional[pathlib.Path] = None   # the file under matrix/trees/
     # sparse reports at the series' lines that the tree gives for its own
-    # code of the same kind: (regular expression, why), each of which must
-    # still match a report (else it is stale)
+    # code of the same kind: (regular expression, why)
     sparse_known: tuple[tuple[str, str], ...] = ()
     # CONFIG_ symbols of the shared fragments (kernel/config/) that the
     # tree does not have, and why: their lines are left out there
