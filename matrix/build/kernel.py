@@ -205,6 +205,10 @@ class TreeBuild:
                 raise BuildError(f"unknown variant '{self.variant}'; "
                                  f"known: {', '.join(known) or 'none'}")
             parts.append(frag.read_text())
+            # what the variant needs in this tree (matrix/trees/TREE.yaml)
+            extra = dict(self.tree.spec.variant_config).get(self.variant)
+            if extra:
+                parts.append(extra)
         parts.append('CONFIG_LOCALVERSION="-nopfn"\n'
                      "# CONFIG_LOCALVERSION_AUTO is not set\n")
         text = "\n".join(parts)

@@ -46,6 +46,9 @@ class TreeSpec:
     # CONFIG_ symbols of the shared fragments (kernel/config/) that the
     # tree does not have, and why: their lines are left out there
     config_drop: tuple[tuple[str, str], ...] = ()
+    # lines a variant's fragment (kernel/config/VARIANT.config) needs in
+    # this tree: (variant, config lines)
+    variant_config: tuple[tuple[str, str], ...] = ()
 
     @property
     def series_dir(self) -> pathlib.Path:
@@ -86,7 +89,8 @@ def parse(path: pathlib.Path) -> TreeSpec:
         raise TreeError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(raw, dict):
         raise TreeError(f"{path}: expected a mapping at top level")
-    known = {"name", "package", "source", "sparse_known", "config_drop"}
+    known = {"name", "package", "source", "sparse_known", "config_drop",
+             "variant_config"}
     if set(raw) - known or "name" not in raw or "source" not in raw:
         raise TreeError(f"{path}: keys must be {sorted(known)} (name and "
                         f"source required), not {sorted(raw)}")
@@ -119,7 +123,19 @@ def parse(path: pathlib.Path) -> TreeSpec:
                     sparse_known=tuple((str(k), " ".join(v.split()))
                                        for k, v in sk.items()),
                     config_drop=tuple((str(k), " ".join(v.split()))
-                                      for k, v in cd.items()))
+                                      for k, v in cd.items()),
+                    variant_config=_variant_config(raw, path))
+
+
+def _variant_config(raw: dict, path: pathlib.Path
+                    ) -> tuple[tuple[str, str], ...]:
+    vc = raw.get("variant_config") or {}
+    if not isinstance(vc, dict) or not all(
+            isinstance(v, str) and re.match(r"^(# )?CONFIG_", v.strip())
+            for v in vc.values()):
+        raise TreeError(f"{path}: variant_config must map a variant to "
+                        "its config lines")
+    return tuple((str(k), v) for k, v in vc.items())
 
 
 def load_all(tree_dir: pathlib.Path = TREE_DIR) -> dict[str, TreeSpec]:
@@ -165,7 +181,8 @@ def from_path(path: pathlib.Path) -> TreeSpec:
     same = [t for t in load_all().values() if t.version == version]
     return TreeSpec(name=name, version=version, source=path,
                     sparse_known=same[0].sparse_known if same else (),
-                    config_drop=same[0].config_drop if same else ())
+                    config_drop=same[0].config_drop if same else (),
+                    variant_config=same[0].variant_config if same else ())
 
 
 def select(names: Optional[str], tree_dir: pathlib.Path = TREE_DIR
