@@ -194,3 +194,18 @@ def test_a_tree_file_names_what_it_drops_and_why(tmp_path):
     # the shipped 6.12 drops what debug.config sets and 6.12 lacks
     assert dict(treespec.load_all()["6.12"].config_drop).keys() == \
         {"CONFIG_UBSAN_SANITIZE_ALL"}
+
+
+def test_a_tree_file_gives_what_a_variant_needs_there(tmp_path):
+    (tmp_path / "6.12.yaml").write_text(
+        'name: "6.12"\nsource: /x.tar.xz\nvariant_config:\n'
+        '  debug: "# CONFIG_SLUB_TINY is not set"\n')
+    (t,) = treespec.load_all(tmp_path).values()
+    assert dict(t.variant_config) == {"debug":
+                                      "# CONFIG_SLUB_TINY is not set"}
+    (tmp_path / "6.12.yaml").write_text(
+        'name: "6.12"\nsource: /x.tar.xz\nvariant_config: {debug: 3}\n')
+    with pytest.raises(treespec.TreeError, match="variant_config"):
+        treespec.load_all(tmp_path)
+    assert "SLUB_TINY" in dict(
+        treespec.load_all()["6.12"].variant_config)["debug"]
