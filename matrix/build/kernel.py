@@ -15,6 +15,7 @@ from . import progress
 from ..spec.arch import Arch
 from .log import BuildError, run_logged
 from .tree import Tree
+from ..spec.yamlfile import drop_config
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 CONFIG_DIR = REPO / "kernel" / "config"
@@ -214,12 +215,8 @@ class TreeBuild:
         text = "\n".join(parts)
         # the symbols of the shared fragments that the tree has no more
         # (matrix/trees/TREE.yaml: config_drop)
-        drop = [sym for sym, _ in self.tree.spec.config_drop]
-        if drop:
-            text = "".join(ln for ln in text.splitlines(keepends=True)
-                           if not re.match(r"(# )?(%s)[= ]" % "|".join(
-                               map(re.escape, drop)), ln))
-        return text
+        return drop_config(text, (sym for sym, _ in
+                                  self.tree.spec.config_drop))
 
     @property
     def key(self) -> str:

@@ -45,11 +45,11 @@ import pathlib
 import re
 from typing import Any, Optional
 
-import yaml
 
 from . import override
 from . import tree as treespec
 from .tree import TreeSpec
+from .yamlfile import drop_config, load_mapping
 
 ARCH_DIR = pathlib.Path(__file__).resolve().parents[1] / "arches"
 CONFIG_DIR = ARCH_DIR.parent.parent / "kernel" / "config"
@@ -156,12 +156,9 @@ class Arch:
             return a
         kernel, qemu = a.kernel, a.qemu
         if "kernel" in ov:
-            drop = set(ov["kernel"]["drop"])
-            kept = [ln for ln in kernel.config.splitlines()
-                    if not any(re.match(rf"(# )?{d}[= ]", ln)
-                               for d in drop)]
+            kept = drop_config(kernel.config, ov["kernel"]["drop"])
             kernel = dataclasses.replace(
-                kernel, config="\n".join(kept) + "\n" +
+                kernel, config=kept.rstrip("\n") + "\n" +
                 ov["kernel"]["config"])
         if "qemu" in ov and qemu is not None:
             qemu = dataclasses.replace(qemu, **ov["qemu"])
@@ -306,12 +303,7 @@ def _tree_overrides(raw: Any, qemu: Optional[QemuSpec], where: str
 
 def parse(path: pathlib.Path) -> Arch:
     """Read and check one architecture file."""
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ArchError(f"{path}: not valid YAML: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise ArchError(f"{path}: expected a mapping at top level")
+    raw = load_mapping(path, ArchError)
     where = str(path)
     unknown = set(raw) - set(KEYS)
     if unknown:

@@ -18,7 +18,7 @@ import pathlib
 import re
 from typing import Optional
 
-import yaml
+from .yamlfile import load_mapping
 
 TREE_DIR = pathlib.Path(__file__).resolve().parents[1] / "trees"
 REPO = TREE_DIR.parent.parent
@@ -83,12 +83,7 @@ def makefile_version(top: pathlib.Path) -> Optional[str]:
 
 def parse(path: pathlib.Path) -> TreeSpec:
     """Read and check one tree file of matrix/trees/."""
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise TreeError(f"{path}: not valid YAML: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise TreeError(f"{path}: expected a mapping at top level")
+    raw = load_mapping(path, TreeError)
     known = {"name", "package", "source", "sparse_known", "config_drop",
              "variant_config"}
     if set(raw) - known or "name" not in raw or "source" not in raw:
